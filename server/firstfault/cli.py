@@ -1,0 +1,150 @@
+"""The `firstfault` command: diagnose logs, explain references, list and check signatures."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from firstfault import __version__
+from firstfault.reader import InputError
+from firstfault.render import Style, dumps, markdown_report, reference_json, reference_text, text_report
+
+EXIT_OK, EXIT_FAILURE_FOUND, EXIT_USAGE = 0, 1, 2
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="firstfault", description="Find the line that started a "
+                                     "distributed GPU job's failure, from its logs. Nothing leaves this machine.")
+    parser.add_argument("--version", action="version", version=f"firstfault {__version__}")
+    parser.add_argument("--signatures", action="append", type=Path, default=[], metavar="DIR",
+                        help="an extra directory of signature files (repeatable)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    diagnose = sub.add_parser("diagnose", help="diagnose one or more log files, or '-' for stdin")
+    diagnose.add_argument("paths", nargs="+", metavar="PATH")
+    diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+    explain = sub.add_parser("explain", help="print a whole reference")
+    explain.add_argument("id")
+
+    sigs = sub.add_parser("signatures", help="list, show or check the signature library")
+    sigs_sub = sigs.add_subparsers(dest="action", required=True)
+    listing = sigs_sub.add_parser("list", help="every reference with its patterns' literals")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    show = sigs_sub.add_parser("show", help="one reference")
+    show.add_argument("id")
+    show.add_argument("--format", choices=("text", "json"), default="text")
+    check = sigs_sub.add_parser("check", help="validate files and run every reference's tests")
+    check.add_argument("dir", nargs="?", type=Path, help="check only this directory (default: the library)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "diagnose":
+            return _diagnose(args)
+        if args.command == "explain":
+            return _show(args.id, "text", args.signatures)
+        if args.action == "list":
+            return _list(args.format, args.signatures)
+        if args.action == "show":
+            return _show(args.id, args.format, args.signatures)
+        return _check(args.dir, args.signatures)
+    except InputError as exc:
+        print(f"firstfault: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _library(extra: list[Path]):
+    from firstfault.loader import load_library
+
+    library = load_library(extra)
+    for error in library.errors:
+        print(f"firstfault: warning: {error}", file=sys.stderr)
+    return library
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from firstfault.engine import Engine
+
+    if args.paths.count("-") > 1:
+        raise InputError("'-' (stdin) can be given only once")
+    engine = Engine(_library(args.signatures))
+    report = engine.analyze_paths(args.paths, progress=_progress_printer(args.paths))
+    if args.format == "json":
+        sys.stdout.write(dumps(report.to_json()))
+    elif args.format == "markdown":
+        sys.stdout.write(markdown_report(report))
+    else:
+        sys.stdout.write(text_report(report, Style(_colour(args.color))))
+    return EXIT_FAILURE_FOUND if report.failed else EXIT_OK
+
+
+def _colour(choice: str) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def _progress_printer(paths: list[str]):
+    from firstfault.reader import file_size
+
+    if not sys.stderr.isatty() or sum(file_size(p) for p in paths) < PROGRESS_MIN_BYTES:
+        return None
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        percent = done * 100 // max(total, 1)
+        if percent != last[0]:
+            last[0] = percent
+            end = "\n" if done >= total else ""
+            print(f"\rfirstfault: scanned {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB ({percent}%)",
+                  end=end, file=sys.stderr, flush=True)
+    return show
+
+
+def _list(fmt: str, extra: list[Path]) -> int:
+    library = _library(extra)
+    refs = sorted(library.references.values(), key=lambda r: (r.category, r.id))
+    if fmt == "json":
+        sys.stdout.write(dumps({"version": __version__, "references": [reference_json(r) for r in refs]}))
+    else:
+        for ref in refs:
+            print(f"{ref.id:40} {ref.category:14} {ref.title}")
+    return EXIT_OK
+
+
+def _show(ref_id: str, fmt: str, extra: list[Path]) -> int:
+    library = _library(extra)
+    ref = library.references.get(ref_id)
+    if ref is None:
+        close = [r for r in library.references if ref_id.lower() in r.lower()]
+        hint = f"; did you mean {', '.join(sorted(close)[:5])}?" if close else "; see `firstfault signatures list`"
+        print(f"firstfault: no reference '{ref_id}'{hint}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(dumps(reference_json(ref)) if fmt == "json" else reference_text(ref))
+    return EXIT_OK
+
+
+def _check(directory: Path | None, extra: list[Path]) -> int:
+    from firstfault.checks import check_library
+
+    if directory is not None and not directory.is_dir():
+        raise InputError(f"{directory}: not a directory of signature files")
+    dirs = [directory] if directory is not None else extra
+    result = check_library(dirs, include_builtin=directory is None)
+    for problem in result.problems:
+        print(problem)
+    status = "FAILED" if result.problems else "ok"
+    print(f"signatures check {status}: {result.references} references, {result.patterns} patterns, "
+          f"{result.examples} examples, {result.samples} sample logs, {len(result.problems)} problem(s)")
+    return 1 if result.problems else EXIT_OK

@@ -1,0 +1,45 @@
+"""Verification commands: argv templates filled with validated values from the log, then quoted."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+import attrs
+
+from firstfault.loader import PLACEHOLDER
+from firstfault.model import Command
+
+# What a host, interface, device, port or path captured from a log may contain; anything else is refused.
+SAFE_VALUE = re.compile(r"[\w.:/@%+=,\[\]-]{1,200}")
+
+
+@attrs.frozen
+class VerifyCommand:
+    title: str
+    argv: tuple[str, ...]
+    complete: bool  # every placeholder was filled with a validated value
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "argv": list(self.argv), "command": self.command, "complete": self.complete}
+
+
+def fill(command: Command, values: dict[str, str]) -> VerifyCommand:
+    """Fill {name} placeholders; a missing or unsafe value stays visible as <name>."""
+    complete = True
+
+    def substitute(m: re.Match[str]) -> str:
+        nonlocal complete
+        value = values.get(m.group(1))
+        if value is None or not SAFE_VALUE.fullmatch(value) or value.startswith("-"):
+            complete = False
+            return f"<{m.group(1)}>"
+        return value
+
+    argv = tuple(PLACEHOLDER.sub(substitute, arg) for arg in command.argv)
+    return VerifyCommand(command.title, argv, complete)

@@ -1,0 +1,178 @@
+"""Who printed a line and when: rank, host, pid, device and timestamp from real prefix formats."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+import attrs
+
+
+@attrs.frozen
+class Source:
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    device: int | None = None
+
+    def merged(self, under: "Source") -> "Source":
+        """This source with gaps filled from `under` (the file's or the block's source)."""
+        return Source(*(mine if mine is not None else theirs
+                        for mine, theirs in zip(attrs.astuple(self), attrs.astuple(under))))
+
+    def label(self) -> str:
+        parts = []
+        if self.rank is not None:
+            parts.append(f"rank {self.rank}")
+        elif self.local_rank is not None:
+            parts.append(f"local rank {self.local_rank}")
+        if self.host:
+            parts.append(f"on {self.host}")
+        if not parts and self.pid is not None:
+            parts.append(f"pid {self.pid}")
+        return " ".join(parts) or "unknown source"
+
+    def is_empty(self) -> bool:
+        return self == _EMPTY
+
+
+_EMPTY = Source()
+
+
+@attrs.frozen
+class LineContext:
+    """Sources found in the line, each from its column on (lines from several ranks can be glued)."""
+
+    segments: tuple[tuple[int, Source], ...]
+    time: float | None
+    clock: str  # "wall" or "boot" (dmesg seconds since boot); only equal clocks compare
+    level: str | None
+
+    def source_at(self, column: int) -> Source:
+        found = _EMPTY
+        for start, source in self.segments:
+            if start <= column:
+                found = source
+        return found
+
+
+_PREFIXES = (
+    (re.compile(r"\[rank(\d+)\]:"), "rank"),
+    (re.compile(r"\[default(\d+)\]:"), "local_rank"),
+    (re.compile(r"\[1,(\d+)\]<std(?:out|err)>:"), "rank"),
+)
+_SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
+_NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
+_RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
+_RAY_PID = re.compile(r"\(\w+ pid=(\d+)(?:, ip=[\d.]+)?\)")
+_SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
+                     r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
+_DMESG = re.compile(r"^\[\s*(\d+\.\d+)\]")
+_GLOG = re.compile(r"(?:^|[\[\]: ])(?P<lvl>[IWEF])(?P<mo>[01]\d)(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):"
+                   r"(?P<s>\d\d(?:\.\d+)?)(?: +(?P<pid>\d+))? ")
+_ISO = re.compile(r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T_](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d(?:[.,]\d+)?)")
+_VLLM = re.compile(r"\b(?P<lvl>INFO|WARNING|ERROR|DEBUG|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) "
+                   r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)")
+_LEVEL = re.compile(r"\b(ERROR|WARN(?:ING)?|INFO|CRITICAL|FATAL)\b")
+_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
+
+
+def _seconds(mo: str | int, d: str, h: str, mi: str, s: str) -> float:
+    # Years are absent from glog and syslog stamps; month and day order events within one job.
+    return ((int(mo) * 31 + int(d)) * 24 + int(h)) * 3600 + int(mi) * 60 + float(s.replace(",", "."))
+
+
+def parse_time(line: str) -> tuple[float | None, str, str | None]:
+    head = line[:400]
+    if m := _DMESG.match(head):
+        return float(m.group(1)), "boot", None
+    if m := _SYSLOG.match(head):
+        return _seconds(_MONTHS[m["mon"]], m["d"], m["h"], m["mi"], m["s"]), "wall", None
+    if m := _GLOG.search(head):
+        return _seconds(m["mo"], m["d"], m["h"], m["mi"], m["s"]), "wall", _GLOG_LEVEL[m["lvl"]]
+    if m := _ISO.search(head):
+        return _seconds(m["mo"], m["d"], m["h"], m["mi"], m["s"]), "wall", None
+    if m := _VLLM.search(head):
+        return _seconds(m["mo"], m["d"], m["h"], m["mi"], m["s"]), "wall", m["lvl"]
+    return None, "wall", None
+
+
+def parse_line(line: str) -> LineContext:
+    segments: list[tuple[int, Source]] = []
+    for regex, field in _PREFIXES:
+        for m in regex.finditer(line):
+            segments.append((m.start(), Source(**{field: int(m.group(1))})))
+    if not segments and (m := _SLURM_LABEL.match(line)):
+        segments.append((0, Source(rank=int(m.group(1)))))
+    segments.sort(key=lambda seg: seg[0])
+    extra = {}
+    if m := _NCCL.search(line):
+        extra = {"host": m["host"], "pid": int(m["pid"]), "device": int(m["dev"])}
+    elif m := _RAY_PID.search(line):
+        extra = {"pid": int(m.group(1))}
+    if m := _SYSLOG.match(line):
+        extra["host"] = m["host"]
+    in_text = _RANK_IN_TEXT.search(line)
+    if in_text and not any(s.rank is not None for _, s in segments):
+        extra["rank"] = int(in_text.group(1))
+    glog = _GLOG.search(line[:400])
+    if glog and glog["pid"] and "pid" not in extra:
+        extra["pid"] = int(glog["pid"])
+    if extra:
+        base = Source(**extra)
+        segments = [(start, src.merged(base)) for start, src in segments] or [(0, base)]
+    time, clock, level = parse_time(line)
+    if level is None and (m := _LEVEL.search(line[:300])):
+        level = m.group(1).replace("WARNING", "WARN")
+    return LineContext(tuple(segments), time, clock, level)
+
+
+_SUMMARY_FIELD = re.compile(r"^\s{0,4}(?:exitcode|error_file|traceback|time|host|rank)\s*:")
+_SUMMARY_RANK = re.compile(r"^\s{0,4}rank\s*:\s*(\d+)\s*\(local_rank:\s*(\d+)\)")
+_SUMMARY_HOST = re.compile(r"^\s{0,4}host\s*:\s*(\S+)")
+_SUMMARY_HEADER = re.compile(r"^\s{0,4}\[\d+\]:\s*$")
+
+
+def is_summary_field(line: str) -> bool:
+    return bool(_SUMMARY_FIELD.match(line))
+
+
+def summary_entry_source(previous: list[str]) -> tuple[Source, bool]:
+    """Rank and host of the torchelastic failure entry holding a field, from the lines above it (nearest
+    first), and whether the entry is the one headed "Root Cause (first observed failure)"."""
+    rank = local = host = None
+    root_cause = False
+    for i, line in enumerate(previous):
+        if m := _SUMMARY_RANK.match(line):
+            rank, local = int(m.group(1)), int(m.group(2))
+        elif m := _SUMMARY_HOST.match(line):
+            host = m.group(1)
+        elif _SUMMARY_HEADER.match(line):
+            root_cause = i + 1 < len(previous) and "Root Cause (first observed failure)" in previous[i + 1]
+            break
+        elif not _SUMMARY_FIELD.match(line):
+            break
+    return Source(rank=rank, local_rank=local, host=host), root_cause
+
+
+_LOG_DIR = re.compile(r"attempt_(\d+)/(\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
+_FILE_RANK = re.compile(r"(?:^|[^a-z])rank[-_.]?(\d+)", re.IGNORECASE)
+_HOST_TOKEN = re.compile(r"^[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.IGNORECASE)
+_NOT_HOST = re.compile(r"^(?:slurm|job|attempt|rank|default|worker|log|stdout|stderr|nccl|out|err)", re.I)
+
+
+def source_from_path(path: str) -> tuple[Source, int | None]:
+    """Rank or host a file name carries (rank3.log, node007.out, nccl.%h.%p), and a torchrun attempt."""
+    posix = path.replace("\\", "/")
+    if m := _LOG_DIR.search(posix):
+        return Source(local_rank=int(m.group(2))), int(m.group(1))
+    name = PurePath(posix).name
+    rank = int(m.group(1)) if (m := _FILE_RANK.search(name)) else None
+    host = None
+    for token in re.split(r"[._]", name):
+        if _HOST_TOKEN.match(token) and not _NOT_HOST.match(token):
+            host = token
+            break
+    return Source(rank=rank, host=host), None

@@ -1,0 +1,368 @@
+"""From events to verdicts: split attempts, apply precedence, mark collateral, find silent or odd ranks."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Iterable
+
+import attrs
+
+from firstfault.commands import fill
+from firstfault.context import Source
+from firstfault.diagnosis import Attempt, Diagnosis, Location, rank_ranges
+from firstfault.matcher import Event, ScanResult
+from firstfault.model import TIERS, Reference
+
+FAILURE_ROLES = ("cause", "symptom")
+ROLE_STRENGTH = {"cause": 0, "symptom": 1, "collateral": 2, "teardown": 3, "context": 4}
+MAX_COLLATERAL = 200
+WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
+
+
+@attrs.define
+class Hypothesis:
+    reference: Reference
+    events: list[Event]
+
+    @property
+    def tier(self) -> int:
+        return TIERS.index(self.reference.tier)
+
+    def failures(self) -> list[Event]:
+        return sorted((e for e in self.events if e.role in FAILURE_ROLES), key=event_key)
+
+    def strength(self) -> int:
+        return min(ROLE_STRENGTH[e.role] for e in self.events)
+
+    def ranks(self) -> set[int]:
+        return {e.source.rank for e in self.failures() if e.source.rank is not None}
+
+
+def event_key(event: Event) -> tuple:
+    """Wall-clock time first where known, then the order the lines were read."""
+    wall = event.time if event.time is not None and event.clock == "wall" else float("inf")
+    return (wall, event.input_index, event.order)
+
+
+def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
+    """Attempts aligned from the end across inputs: the last attempt of each file is the current one."""
+    per_input = [_attempts_of(scan) for scan in scans]
+    depth = max((len(a) for a in per_input), default=0)
+    attempts = []
+    for back in range(depth, 0, -1):
+        events: list[Event] = []
+        first, last = None, 0
+        for segments in per_input:
+            if len(segments) >= back:
+                lo, hi, evs = segments[-back]
+                events.extend(evs)
+                first = lo if first is None else min(first, lo)
+                last = max(last, hi)
+        attempts.append(Attempt(depth - back, first or 1, last, tuple(events)))
+    return attempts
+
+
+def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
+    starts = sorted({1, *scan.attempt_starts, *(end + 1 for end in scan.attempt_ends)})
+    bounds = list(zip(starts, [*starts[1:], max(scan.lines, starts[-1]) + 1]))
+    segments: list[tuple[int, int, list[Event]]] = []
+    for lo, hi in bounds:
+        evs = [e for e in scan.events if lo <= e.line < hi]
+        if not segments:
+            segments.append((lo, hi - 1, evs))
+        elif _starts_new_attempt(lo, scan.attempt_starts, segments[-1][2], evs):
+            segments.append((lo, hi - 1, evs))
+        else:
+            plo, _, pevs = segments[-1]
+            segments[-1] = (plo, hi - 1, pevs + evs)
+    return [s for s in segments if s[2]] or [(1, scan.lines, [])]
+
+
+def _starts_new_attempt(lo: int, start_markers: list[int], before: list[Event], after: list[Event]) -> bool:
+    """After a launcher banner, or after the agent reported a dead worker: worker failures from a rank
+    that already ran (its process was restarted), or from lines that name no rank at all."""
+    if lo in start_markers:
+        return any(e.role in FAILURE_ROLES for e in before)
+    workers = [e for e in before if e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED]
+    if not any(e.role in FAILURE_ROLES for e in workers):
+        return False
+    seen = {_who(e) for e in workers}
+    return any(e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED and e.role in FAILURE_ROLES
+               and (_who(e) in seen or e.source.is_empty()) for e in after)
+
+
+def _who(event: Event) -> tuple:
+    s = event.source
+    return (s.rank,) if s.rank is not None else (s.local_rank, s.host, s.pid, event.input_index)
+
+
+def resolve_ranks(events: list[Event]) -> list[Event]:
+    """Give a rank to lines that only carry (host, pid) or (host, local rank), learnt from other lines."""
+    by_pid: dict[tuple, int] = {}
+    by_local: dict[tuple, int] = {}
+    for e in events:
+        s = e.source
+        if s.rank is None:
+            continue
+        if s.pid is not None:
+            by_pid[(s.host, s.pid)] = s.rank
+        if s.local_rank is not None:
+            by_local[(s.host, s.local_rank)] = s.rank
+        if "pid" in e.captures and e.captures["pid"].isdigit():
+            by_pid[(s.host, int(e.captures["pid"]))] = s.rank
+    hosts_by_local = defaultdict(set)
+    for host, local in by_local:
+        hosts_by_local[local].add(host)
+    host_of = {e.source.rank: e.source.host for e in events if e.source.rank is not None and e.source.host}
+    resolved = []
+    for e in events:
+        s = e.source
+        rank = s.rank
+        if rank is None and s.pid is not None:
+            rank = by_pid.get((s.host, s.pid))
+            if rank is None and s.host is None:
+                rank = next((r for (h, p), r in by_pid.items() if p == s.pid), None)
+        if rank is None and s.local_rank is not None:
+            rank = by_local.get((s.host, s.local_rank))
+            if rank is None and len(hosts_by_local[s.local_rank]) == 1:
+                rank = by_local[(next(iter(hosts_by_local[s.local_rank])), s.local_rank)]
+        host = s.host or host_of.get(rank)
+        if (rank, host) != (s.rank, s.host):
+            e = attrs.evolve(e, source=attrs.evolve(s, rank=rank, host=host))
+        resolved.append(e)
+    return resolved
+
+
+def known_ranks(events: list[Event], file_sources: list[Source]) -> tuple[set[int], int | None]:
+    ranks = {e.source.rank for e in events if e.source.rank is not None}
+    ranks |= {s.rank for s in file_sources if s.rank is not None}
+    world = None
+    for e in events:
+        for key in ("world_size", "nranks"):
+            if e.captures.get(key, "").isdigit():
+                world = max(world or 0, int(e.captures[key]))
+    return ranks, world
+
+
+def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
+                     file_sources: list[Source]) -> tuple[list[Diagnosis], list[str]]:
+    events = resolve_ranks(list(attempt.events))
+    notes: list[str] = []
+    ranks, world = known_ranks(events, file_sources)
+    if world:
+        missing_files = sorted(set(range(world)) - {s.rank for s in file_sources if s.rank is not None})
+        if len(file_sources) > 1 and any(s.rank is not None for s in file_sources) and missing_files:
+            notes.append(f"no log was given for rank(s) {rank_ranges(missing_files)} of {world}")
+        ranks |= set(range(world))
+    hypotheses = _hypotheses(events, references)
+    if not hypotheses:
+        return [], notes
+    present_patterns = {e.pattern.id for e in events}
+    hypotheses.sort(key=lambda h: (h.tier, h.strength(), event_key(h.failures()[0]),
+                                   any(p in present_patterns for p in h.reference.against)))
+    top = hypotheses[0]
+    diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns)]
+    for other in hypotheses[1:]:
+        diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
+    diagnoses.sort(key=lambda d: -d.confidence)
+    return diagnoses, notes
+
+
+def _hypotheses(events: list[Event], references: dict[str, Reference]) -> list[Hypothesis]:
+    by_ref: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        by_ref[e.reference_id].append(e)
+    found = []
+    for ref_id, evs in by_ref.items():
+        ref = references.get(ref_id)
+        if ref is None or not any(e.role in FAILURE_ROLES for e in evs):
+            continue
+        seen = {e.pattern.id for e in evs}
+        if all(p in seen for p in ref.requires):
+            found.append(Hypothesis(ref, evs))
+    return found
+
+
+def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event], ranks: set[int],
+             present: set[str]) -> Diagnosis:
+    failures = top.failures()
+    evidence_for: list[str] = []
+    evidence_against: list[str] = []
+    undetermined = False
+    initiator: Location | None = Location.of(failures[0])
+    confidence = 0.6 if top.strength() == 0 else 0.4
+    odd = _odd_rank_out(top)
+    # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
+    waits = top.reference.tier == "timeout" and top.strength() > 0
+    silent = _silent_ranks(top, events, ranks) if waits else []
+    if odd is not None:
+        culprits, detail = odd
+        culprit_events = [e for e in failures if e.source.rank in culprits] or failures
+        initiator = Location.of(culprit_events[0])
+        if culprit_events[0].source.rank not in culprits:
+            initiator = attrs.evolve(initiator, rank=min(culprits))
+        evidence_for.append(detail)
+        confidence = 0.8
+    elif silent:
+        rank = silent[0]
+        initiator = _silent_location(rank, events)
+        reporting = top.ranks()
+        evidence_for.append(f"{len(reporting)} rank(s) ({rank_ranges(sorted(reporting))}) report "
+                            f"{top.reference.title.lower()}; rank {rank_ranges(silent)} reports no failure at all: "
+                            "the silent rank is the one the others were waiting for")
+        confidence = 0.55 if len(silent) == 1 else 0.4
+    elif waits:
+        undetermined = True
+        initiator = None
+        confidence = 0.3
+        evidence_against.append("every rank that reports anything reports the same timeout, and no rank is "
+                                "silent or out of step: the log does not say which rank stopped first")
+    else:
+        first = failures[0]
+        where = f"{first.source.label()} (line {first.line})"
+        evidence_for.append(f"{top.reference.title}: first seen on {where}: {first.text.strip()[:160]}")
+        same_elsewhere = sorted({e.source.rank for e in failures
+                                 if e.source.rank is not None and e.source.rank != first.source.rank})
+        if same_elsewhere:
+            evidence_for.append(f"the same failure also appears on rank(s) {rank_ranges(same_elsewhere)}")
+    if initiator is not None and failures[0].time is not None and not failures[0].time_inferred:
+        earlier = [h for h in hypotheses[1:] if h.failures()
+                   and event_key(h.failures()[0]) < event_key(failures[0])]
+        if not earlier and len(hypotheses) > 1:
+            evidence_for.append("it is also the earliest failure by timestamp")
+            confidence += 0.1
+    competing = [h for h in hypotheses[1:] if h.tier == top.tier and h.ranks() - top.ranks()]
+    for h in competing:
+        evidence_against.append(f"{h.reference.title} on rank(s) {rank_ranges(sorted(h.ranks()))} is an "
+                                "independent failure of the same precedence")
+        confidence -= 0.15
+    for pid in top.reference.against:
+        if pid in present:
+            evidence_against.append(f"the log also shows '{pid}', which points elsewhere")
+            confidence -= 0.2
+    explained = [h for h in hypotheses[1:] if h not in competing]
+    collateral_events = [e for h in explained for e in h.events if e.role != "context"]
+    collateral_events += [e for e in events if e.role in ("collateral", "teardown")
+                          and e.reference_id not in {h.reference.id for h in hypotheses}]
+    if initiator is not None:
+        collateral_events += [e for e in failures if e.source.rank != initiator.rank and e.role == "symptom"]
+    collateral_events = sorted({id(e): e for e in collateral_events}.values(), key=event_key)
+    if collateral_events and initiator is not None:
+        evidence_for.append(f"{len(collateral_events)} later line(s) are explained as its "
+                            f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
+        confidence += 0.15
+    evidence_for.extend(_root_cause_remark(events, initiator))
+    captures: dict[str, str] = {}
+    for e in reversed(failures):
+        captures.update(e.captures)
+    if initiator is not None and initiator.path:
+        captures.setdefault("log", initiator.path)
+    return Diagnosis(
+        reference=top.reference,
+        confidence=_clamp(confidence),
+        initiator=initiator,
+        collateral=tuple(Location.of(e) for e in collateral_events[:MAX_COLLATERAL]),
+        collateral_total=len(collateral_events),
+        evidence_for=tuple(evidence_for),
+        evidence_against=tuple(evidence_against),
+        verify=tuple(fill(c, captures) for c in top.reference.verify),
+        undetermined=undetermined,
+        next_checks=top.reference.next_checks if undetermined or confidence < 0.5 else (),
+        events=tuple(top.events),
+    )
+
+
+def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: set[str]) -> Diagnosis:
+    failures = h.failures()
+    first = failures[0]
+    if h.tier > top.tier or (h.tier == top.tier and not (h.ranks() - top.ranks())):
+        confidence = 0.1
+        against = (f"explained as collateral of {top.reference.title}"
+                   + (f" on rank {verdict.initiator.rank}" if verdict.initiator and verdict.initiator.rank
+                      is not None else ""),)
+    else:
+        confidence = max(0.05, verdict.confidence - 0.25)
+        against = ("a failure of the same precedence elsewhere was chosen first (earlier or stronger evidence)",)
+    captures = {k: v for e in failures for k, v in e.captures.items()}
+    return Diagnosis(
+        reference=h.reference,
+        confidence=_clamp(confidence),
+        initiator=Location.of(first),
+        collateral=(),
+        collateral_total=0,
+        evidence_for=(f"{len(failures)} line(s), first on {first.source.label()} (line {first.line})",),
+        evidence_against=against,
+        verify=tuple(fill(c, captures) for c in h.reference.verify),
+        events=tuple(h.events),
+    )
+
+
+def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str] | None:
+    """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear."""
+    fingerprints: dict[int, str] = {}
+    for e in h.failures():
+        c = e.captures
+        if "fingerprint" in c and c.get("rank", "").isdigit():
+            fingerprints[int(c["rank"])] = c["fingerprint"]
+        if "other_fingerprint" in c and c.get("other_rank", "").isdigit():
+            fingerprints.setdefault(int(c["other_rank"]), c["other_fingerprint"])
+    kind = "collective"
+    if len(set(fingerprints.values())) < 2:
+        fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
+                        if "seq" in e.captures and e.source.rank is not None}
+        kind = "sequence number"
+    values = Counter(fingerprints.values())
+    if len(values) < 2:
+        return None
+    (common, common_n), *rest = values.most_common()
+    if rest and rest[0][1] == common_n:
+        return None
+    culprits = {r for r, v in fingerprints.items() if v != common}
+    detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
+              f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
+              ": the odd one out is the culprit")
+    return culprits, detail
+
+
+def _silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[int]:
+    reporting = h.ranks()
+    if len(reporting) < 2:
+        return []
+    talking = {e.source.rank for e in events if e.role in ("cause", "symptom", "collateral")
+               and e.source.rank is not None}
+    silent = sorted(ranks - talking)
+    return silent if silent and len(silent) < len(reporting) else []
+
+
+def _silent_location(rank: int, events: list[Event]) -> Location:
+    mine = sorted((e for e in events if e.source.rank == rank), key=event_key)
+    host = next((e.source.host for e in mine if e.source.host), None)
+    if mine:
+        return attrs.evolve(Location.of(mine[0]), host=host, reference_id=None, pattern_id=None)
+    return Location(rank, host, None, None, None)
+
+
+def _root_cause_remark(events: list[Event], initiator: Location | None) -> list[str]:
+    named: dict[int, str] = {}
+    for e in sorted(events, key=event_key):
+        if e.in_root_cause_entry and e.source.rank is not None and "exitcode" in e.captures:
+            named.setdefault(e.source.rank, e.captures["exitcode"])
+    if not named:
+        return []
+    listed = ", ".join(f"rank {r} (exitcode {code})" for r, code in named.items())
+    if initiator is None or initiator.rank is None:
+        return [f"torchrun's summary names {listed} as 'Root Cause (first observed failure)'; that is only "
+                "the first worker each agent saw exit"]
+    if set(named) == {initiator.rank}:
+        return [f"torchrun's summary also names rank {initiator.rank} as the root cause"]
+    return [f"torchrun's summary names {listed} as 'Root Cause (first observed failure)', but that is only "
+            f"the first worker each agent saw exit; the log shows rank {initiator.rank} failed first, so this "
+            "verdict disagrees with it on purpose"]
+
+
+def _titles(hypotheses: list[Hypothesis]) -> list[str]:
+    return [h.reference.title for h in hypotheses]
+
+
+def _clamp(x: float) -> float:
+    return min(0.97, max(0.05, x))

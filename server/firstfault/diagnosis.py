@@ -1,0 +1,131 @@
+"""The verdict: ranked hypotheses with initiator, collateral, evidence, fix and verification."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from firstfault.commands import VerifyCommand
+from firstfault.matcher import Event
+from firstfault.model import Reference
+
+
+def rank_ranges(ranks: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2, 5'."""
+    parts: list[list[int]] = []
+    for r in ranks:
+        if parts and r == parts[-1][1] + 1:
+            parts[-1][1] = r
+        else:
+            parts.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
+
+
+@attrs.frozen
+class Location:
+    """A line in a log and who printed it; rank/host may be known without a line (a silent rank)."""
+
+    rank: int | None
+    host: str | None
+    path: str | None
+    line: int | None
+    text: str | None
+    col_start: int | None = None
+    col_end: int | None = None
+    reference_id: str | None = None
+    pattern_id: str | None = None
+
+    @classmethod
+    def of(cls, event: Event) -> "Location":
+        return cls(event.source.rank, event.source.host, event.path, event.line, event.text,
+                   event.col_start, event.col_end, event.reference_id, event.pattern.id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "host": self.host, "path": self.path, "line": self.line, "text": self.text,
+                "column": self.col_start, "end_column": self.col_end, "reference": self.reference_id,
+                "pattern": self.pattern_id}
+
+
+@attrs.frozen
+class Diagnosis:
+    reference: Reference
+    confidence: float
+    initiator: Location | None
+    collateral: tuple[Location, ...]
+    collateral_total: int
+    evidence_for: tuple[str, ...]
+    evidence_against: tuple[str, ...]
+    verify: tuple[VerifyCommand, ...]
+    undetermined: bool = False
+    next_checks: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.reference.id
+
+    def to_json(self) -> dict[str, Any]:
+        ref = self.reference
+        return {
+            "id": ref.id,
+            "title": ref.title,
+            "category": ref.category,
+            "severity": ref.severity,
+            "confidence": round(self.confidence, 2),
+            "undetermined": self.undetermined,
+            "initiator": self.initiator.to_json() if self.initiator else None,
+            "collateral": [loc.to_json() for loc in self.collateral],
+            "collateral_total": self.collateral_total,
+            "evidence": {"for": list(self.evidence_for), "against": list(self.evidence_against)},
+            "summary": ref.summary,
+            "mechanism": ref.mechanism,
+            "confirm": list(ref.confirm),
+            "fix": list(ref.fix),
+            "verify": [cmd.to_json() for cmd in self.verify],
+            "next_checks": list(self.next_checks),
+            "references": list(ref.references),
+        }
+
+
+@attrs.frozen
+class Attempt:
+    """One launch of the job inside the inputs (torchrun restarts, runs appended to one file)."""
+
+    index: int
+    first_line: int
+    last_line: int
+    events: tuple[Event, ...]
+    summary: str = ""
+
+
+@attrs.frozen
+class InputInfo:
+    path: str
+    lines: int
+    bytes: int
+    binary: bool = False
+
+
+@attrs.frozen
+class Report:
+    version: str
+    inputs: tuple[InputInfo, ...]
+    diagnoses: tuple[Diagnosis, ...]
+    attempts: tuple[Attempt, ...] = ()
+    notes: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.diagnoses)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "inputs": [attrs.asdict(i) for i in self.inputs],
+            "diagnoses": [d.to_json() for d in self.diagnoses],
+            "attempts": [{"index": a.index, "first_line": a.first_line, "last_line": a.last_line,
+                          "events": len(a.events), "summary": a.summary} for a in self.attempts],
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,307 @@
+"""Load and validate signature files; one bad file never stops the others from loading."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from firstfault.model import (
+    CATEGORIES,
+    ROLES,
+    SEVERITIES,
+    STATUSES,
+    TIERS,
+    Command,
+    Pattern,
+    Reference,
+    SampleTest,
+)
+
+EMITTERS = (
+    "nccl", "c10d", "gloo", "torchelastic", "cuda", "pytorch", "python", "kernel", "nvidia-driver",
+    "vllm", "deepspeed", "slurm", "mpi", "rdma", "other",
+)
+MIN_LITERAL = 4
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+@attrs.frozen
+class LoadError:
+    path: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@attrs.define
+class Library:
+    """Every reference that loaded, and a sentence for each file or field that did not."""
+
+    references: dict[str, Reference] = attrs.field(factory=dict)
+    errors: list[LoadError] = attrs.field(factory=list)
+
+    def patterns(self) -> list[Pattern]:
+        return [p for ref in self.references.values() for p in ref.patterns]
+
+
+def builtin_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    packaged = here / "signatures"
+    return packaged if packaged.is_dir() else here.parents[1] / "signatures"
+
+
+def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_builtin: bool = True,
+                 disabled: frozenset[str] = frozenset()) -> Library:
+    library = Library()
+    dirs = ([builtin_dir()] if include_builtin else []) + [Path(d) for d in extra_dirs]
+    for directory in dirs:
+        if not directory.is_dir():
+            library.errors.append(LoadError(directory, 0, "signature directory not found; "
+                                            "check the path in your settings"))
+            continue
+        for path in sorted(directory.rglob("*.toml")):
+            if path.name.startswith("_"):
+                continue
+            ref, errors = load_reference(path)
+            library.errors.extend(errors)
+            if ref is None or ref.id in disabled:
+                continue
+            if ref.id in library.references:
+                first = library.references[ref.id].source
+                library.errors.append(LoadError(path, 1, f"id '{ref.id}' is already defined in {first}; "
+                                                "rename this file or remove one of them"))
+                continue
+            library.references[ref.id] = ref
+    library.errors.extend(_cross_check(library))
+    return library
+
+
+def _cross_check(library: Library) -> list[LoadError]:
+    errors = []
+    known_patterns = {p.id for p in library.patterns()}
+    for ref in library.references.values():
+        text = ref.source.read_text(encoding="utf-8") if ref.source else ""
+        for rid in ref.related:
+            if rid not in library.references:
+                errors.append(LoadError(ref.source, _line_of(text, "related"),
+                                        f"related id '{rid}' is not a known reference; "
+                                        "write the id of an existing file in signatures/"))
+        for pid in ref.against:
+            if pid not in known_patterns:
+                errors.append(LoadError(ref.source, _line_of(text, "against"),
+                                        f"'against' names pattern '{pid}', which no reference defines; "
+                                        "write a pattern id from any signature file"))
+    return errors
+
+
+def _line_of(text: str, key: str, after: int = 0) -> int:
+    """1-based line of the first `key =` at or after line `after`; the file's first line if absent."""
+    lines = text.splitlines()
+    for i in range(max(after - 1, 0), len(lines)):
+        if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
+            return i + 1
+    return max(after, 1)
+
+
+def _table_line(text: str, table: str, index: int) -> int:
+    count = -1
+    for i, line in enumerate(text.splitlines()):
+        if line.strip() == f"[[{table}]]":
+            count += 1
+            if count == index:
+                return i + 1
+    return 1
+
+
+class _Checker:
+    """Collects validation errors with the file line each one points at."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.text = text
+        self.errors: list[LoadError] = []
+
+    def fail(self, line: int, message: str) -> None:
+        self.errors.append(LoadError(self.path, line, message))
+
+    def string(self, data: dict[str, Any], key: str, *, line_from: int = 0, required: bool = True,
+               choices: tuple[str, ...] = ()) -> str:
+        value = data.get(key)
+        line = _line_of(self.text, key, line_from)
+        if value is None:
+            if required:
+                self.fail(line_from or 1, f"missing '{key}'; add {key} = \"...\"")
+            return ""
+        if not isinstance(value, str) or not value.strip():
+            self.fail(line, f"'{key}' must be a non-empty string")
+            return ""
+        if choices and value not in choices:
+            self.fail(line, f"'{key}' is '{value}'; write one of: {', '.join(choices)}")
+            return ""
+        return value.strip()
+
+    def strings(self, data: dict[str, Any], key: str, *, line_from: int = 0) -> tuple[str, ...]:
+        value = data.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(_line_of(self.text, key, line_from), f"'{key}' must be a list of strings, "
+                      f"like {key} = [\"...\"]")
+            return ()
+        return tuple(v.strip() for v in value if v.strip())
+
+
+def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [LoadError(path, 0, f"cannot read the file ({exc}); save it as UTF-8 text")]
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_LINE.search(str(exc))
+        return None, [LoadError(path, int(found.group(1)) if found else 1,
+                                f"not valid TOML: {exc}; fix the syntax (quotes, brackets, commas)")]
+    check = _Checker(path, text)
+    ref_id = check.string(data, "id")
+    if ref_id and ref_id != path.stem:
+        check.fail(_line_of(text, "id"), f"id '{ref_id}' differs from the file name; "
+                   f"write id = \"{path.stem}\" or rename the file to {ref_id}.toml")
+    patterns = _patterns(check, data, ref_id)
+    verify = _commands(check, data, patterns)
+    references = check.strings(data, "references")
+    for url in references:
+        if not re.match(r"https?://\S+$", url):
+            check.fail(_line_of(text, "references"), f"reference '{url}' is not a URL; "
+                       "write a public https:// address")
+    pattern_ids = {p.id for p in patterns}
+    requires = check.strings(data, "requires")
+    for pid in requires:
+        if pid not in pattern_ids:
+            check.fail(_line_of(text, "requires"), f"'requires' names pattern '{pid}', which this file "
+                       f"does not define; write one of: {', '.join(sorted(pattern_ids))}")
+    tests = data.get("tests", {})
+    samples = []
+    for sample in tests.get("samples", []) if isinstance(tests, dict) else []:
+        if not isinstance(sample, dict) or not sample.get("path"):
+            check.fail(_line_of(text, "samples"), "each sample needs a path: { path = \"samples/x.log\" }")
+            continue
+        # Existence is checked by `signatures check`: installed copies ship without the sample logs.
+        samples.append(SampleTest(path.parent / str(sample["path"]), sample.get("initiator_rank"),
+                                  bool(sample.get("undetermined", False))))
+    ref = Reference(
+        id=ref_id,
+        title=check.string(data, "title"),
+        category=check.string(data, "category", choices=CATEGORIES),
+        tier=check.string(data, "tier", choices=TIERS),
+        severity=check.string(data, "severity", choices=SEVERITIES),
+        status=check.string(data, "status", choices=STATUSES),
+        summary=check.string(data, "summary"),
+        mechanism=check.string(data, "mechanism"),
+        patterns=tuple(patterns),
+        aliases=check.strings(data, "aliases"),
+        confirm=check.strings(data, "confirm"),
+        fix=check.strings(data, "fix"),
+        prevention=check.strings(data, "prevention"),
+        next_checks=check.strings(data, "next_checks"),
+        verify=tuple(verify),
+        related=check.strings(data, "related"),
+        references=references,
+        tags=check.strings(data, "tags"),
+        requires=requires,
+        against=check.strings(data, "against"),
+        samples=tuple(samples),
+        source=path,
+    )
+    if not patterns:
+        check.fail(1, "no [[patterns]] table; add at least one pattern with literals and regex")
+    if not references:
+        check.fail(1, "no references; cite the source or issue that prints the message")
+    return (None if check.errors else ref), check.errors
+
+
+def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Pattern]:
+    patterns = []
+    seen = set()
+    raw = data.get("patterns", [])
+    if not isinstance(raw, list):
+        check.fail(_line_of(check.text, "patterns"), "'patterns' must be an array of tables: [[patterns]]")
+        return []
+    for index, item in enumerate(raw):
+        at = _table_line(check.text, "patterns", index)
+        pid = check.string(item, "id", line_from=at)
+        if pid in seen:
+            check.fail(at, f"pattern id '{pid}' appears twice; give each pattern its own id")
+        seen.add(pid)
+        literals = check.strings(item, "literals", line_from=at)
+        if not literals:
+            check.fail(at, f"pattern '{pid}' has no literals; add literals = [\"a fixed part of the line\"]")
+        for lit in literals:
+            if len(lit) < MIN_LITERAL:
+                check.fail(_line_of(check.text, "literals", at), f"literal '{lit}' is shorter than "
+                           f"{MIN_LITERAL} characters; use a longer fixed part of the message")
+        source = check.string(item, "regex", line_from=at)
+        regex = None
+        try:
+            regex = re.compile(source)
+        except re.error as exc:
+            check.fail(_line_of(check.text, "regex", at), f"regex of pattern '{pid}' does not compile "
+                       f"({exc}); escape literal brackets, dots and parentheses with a backslash")
+        role = check.string(item, "role", line_from=at, choices=ROLES)
+        emitter = check.string(item, "emitter", line_from=at, choices=EMITTERS)
+        match = check.strings(item, "match", line_from=at)
+        near_miss = check.strings(item, "near_miss", line_from=at)
+        if not match:
+            check.fail(at, f"pattern '{pid}' has no match examples; add match = [\"a real line it prints\"]")
+        if regex is not None:
+            _check_examples(check, at, pid, literals, regex, match, near_miss)
+        if regex is not None and pid and literals and role and emitter:
+            patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
+                                    match, near_miss, ref_id, bool(item.get("generic", False))))
+    return patterns
+
+
+def _check_examples(check: _Checker, at: int, pid: str, literals: tuple[str, ...], regex: re.Pattern[str],
+                    match: tuple[str, ...], near_miss: tuple[str, ...]) -> None:
+    lowered = [m.lower() for m in match]
+    for lit in literals:
+        if match and not any(lit.lower() in m for m in lowered):
+            check.fail(_line_of(check.text, "literals", at), f"literal '{lit}' of pattern '{pid}' occurs in "
+                       "none of its match examples; a literal must be text the message really contains")
+    for example in match:
+        if not any(lit.lower() in example.lower() for lit in literals):
+            check.fail(_line_of(check.text, "match", at), f"match example of '{pid}' contains none of its "
+                       f"literals, so the automaton would never see it: {example[:80]!r}")
+        elif not regex.search(example):
+            check.fail(_line_of(check.text, "match", at), f"regex of '{pid}' does not match its example "
+                       f"{example[:80]!r}; loosen the regex or fix the example")
+    for example in near_miss:
+        if regex.search(example):
+            check.fail(_line_of(check.text, "near_miss", at), f"regex of '{pid}' matches its near miss "
+                       f"{example[:80]!r}; tighten the regex")
+
+
+def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) -> list[Command]:
+    groups = {name for p in patterns for name in p.regex.groupindex}
+    commands = []
+    for index, item in enumerate(data.get("verify", [])):
+        at = _table_line(check.text, "verify", index)
+        title = check.string(item, "title", line_from=at)
+        argv = check.strings(item, "argv", line_from=at)
+        if not argv:
+            check.fail(at, "verify entry has no argv; write argv = [\"program\", \"arg\", ...]")
+            continue
+        for arg in argv:
+            for name in PLACEHOLDER.findall(arg):
+                if name not in groups and name not in ("log", "log_path"):
+                    check.fail(_line_of(check.text, "argv", at), f"placeholder {{{name}}} is not a named "
+                               f"group of any pattern here; use one of: {', '.join(sorted(groups)) or 'log'}")
+        commands.append(Command(title, argv))
+    return commands

@@ -1,0 +1,182 @@
+"""One Aho-Corasick automaton over every pattern literal; a hit runs only that pattern's regex."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Iterable, Iterator
+
+import ahocorasick
+import attrs
+
+from firstfault.context import Source, is_summary_field, parse_line, parse_time, summary_entry_source
+from firstfault.model import Pattern
+from firstfault.reader import Chunk, ascii_lower, strip_escapes
+
+MAX_TEXT = 2000
+# Evidence kept per (pattern, source) in one input; every line is still scanned and counted.
+KEEP_PER_KEY = 25
+LOOKBACK_LINES = 60
+
+# Lines that start or end a torchrun attempt; structural, so not part of any reference.
+ATTEMPT_START = ("setting omp_num_threads environment variable for each process",
+                 "will restart worker group")
+ATTEMPT_END = ("of binary:",)
+
+
+@attrs.frozen
+class Event:
+    pattern: Pattern
+    input_index: int
+    path: str
+    line: int
+    col_start: int
+    col_end: int
+    text: str
+    source: Source
+    time: float | None
+    clock: str
+    time_inferred: bool
+    captures: dict[str, str]
+    order: int
+    # Inside the entry torchelastic's summary calls "Root Cause (first observed failure)".
+    in_root_cause_entry: bool = False
+
+    @property
+    def role(self) -> str:
+        return self.pattern.role
+
+    @property
+    def reference_id(self) -> str:
+        return self.pattern.reference_id
+
+
+@attrs.define
+class ScanResult:
+    path: str
+    input_index: int
+    events: list[Event] = attrs.field(factory=list)
+    counts: Counter = attrs.field(factory=Counter)  # (pattern id, source) -> lines seen
+    lines: int = 0
+    attempt_starts: list[int] = attrs.field(factory=list)  # line numbers where an attempt begins
+    attempt_ends: list[int] = attrs.field(factory=list)
+
+
+def _captured_source(m) -> Source:
+    """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
+    groups = m.groupdict()
+    rank, local = groups.get("rank"), groups.get("local_rank")
+    return Source(rank=int(rank) if rank and rank.isdigit() else None,
+                  local_rank=int(local) if local and local.isdigit() else None)
+
+
+class Matcher:
+    def __init__(self, patterns: Iterable[Pattern]):
+        self.patterns = list(patterns)
+        self.automaton = ahocorasick.Automaton()
+        by_literal: dict[str, list[int]] = {}
+        for index, pattern in enumerate(self.patterns):
+            for literal in pattern.literals:
+                by_literal.setdefault(literal, []).append(index)
+        for literal in ATTEMPT_START:
+            by_literal.setdefault(literal, []).append(-1)
+        for literal in ATTEMPT_END:
+            by_literal.setdefault(literal, []).append(-2)
+        for literal, indices in by_literal.items():
+            self.automaton.add_word(literal, tuple(indices))
+        if by_literal:
+            self.automaton.make_automaton()
+        self._empty = not by_literal
+
+    def literals(self) -> list[str]:
+        return sorted({lit for p in self.patterns for lit in p.literals})
+
+    def scan(self, chunks: Iterable[Chunk], path: str, input_index: int, file_source: Source,
+             order_start: int = 0, on_chunk: Callable[[int], None] | None = None) -> ScanResult:
+        result = ScanResult(path, input_index)
+        order = order_start
+        for chunk in chunks:
+            for line_no, index_in_chunk, start, candidates in self._hit_lines(chunk):
+                text = chunk.text
+                stop = text.find("\n", start)
+                line = text[start:stop if stop >= 0 else len(text)]
+                if -1 in candidates:
+                    result.attempt_starts.append(line_no)
+                if -2 in candidates and "failed (exitcode" in line:
+                    result.attempt_ends.append(line_no)
+                matched = [(self.patterns[i], m) for i in candidates if i >= 0
+                           if (m := self.patterns[i].regex.search(line))]
+                if any(not p.generic for p, _ in matched):
+                    matched = [(p, m) for p, m in matched if not p.generic]
+                if not matched:
+                    continue
+                ctx = parse_line(line)
+                block_source, root_cause = self._block_source(text, start, line)
+                time, inferred = ctx.time, False
+                if time is None:
+                    time, inferred = self._inherited_time(text, start), True
+                columns = None
+                for pattern, m in matched:
+                    source = (ctx.source_at(m.start()).merged(block_source).merged(_captured_source(m))
+                              .merged(file_source))
+                    key = (pattern.id, source)
+                    result.counts[key] += 1
+                    if result.counts[key] > KEEP_PER_KEY:
+                        continue
+                    if columns is None:
+                        columns = self._columns(chunk, index_in_chunk, line)
+                    order += 1
+                    captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                    result.events.append(Event(
+                        pattern, input_index, path, line_no,
+                        columns[min(m.start(), len(columns) - 1)], columns[min(m.end(), len(columns) - 1)],
+                        line[:MAX_TEXT], source, time, ctx.clock, inferred and time is not None,
+                        captures, order, root_cause))
+            result.lines = chunk.first_line + chunk.text.count("\n") - (1 if chunk.text.endswith("\n") else 0)
+            if on_chunk:
+                on_chunk(len(chunk.text))
+        return result
+
+    def _hit_lines(self, chunk: Chunk) -> Iterator[tuple[int, int, int, set[int]]]:
+        """(line number, line index in chunk, line start offset, candidate pattern indices) per hit line."""
+        if self._empty:
+            return
+        lowered = ascii_lower(chunk.text)
+        lines: dict[int, set[int]] = {}
+        for end, indices in self.automaton.iter(lowered):
+            start = lowered.rfind("\n", 0, end) + 1
+            lines.setdefault(start, set()).update(indices)
+        counted_to = 0
+        index = 0
+        for start in sorted(lines):
+            index += chunk.text.count("\n", counted_to, start)
+            counted_to = start
+            yield chunk.first_line + index, index, start, lines[start]
+
+    @staticmethod
+    def _previous_lines(text: str, start: int, limit: int) -> Iterator[str]:
+        stop = start - 1
+        for _ in range(limit):
+            if stop < 0:
+                return
+            begin = text.rfind("\n", 0, stop) + 1
+            yield text[begin:stop]
+            stop = begin - 1
+
+    def _block_source(self, text: str, start: int, line: str) -> tuple[Source, bool]:
+        if not is_summary_field(line):
+            return Source(), False
+        return summary_entry_source([line, *self._previous_lines(text, start, 10)])
+
+    def _inherited_time(self, text: str, start: int) -> float | None:
+        for previous in self._previous_lines(text, start, LOOKBACK_LINES):
+            time, clock, _ = parse_time(previous)
+            if time is not None and clock == "wall":
+                return time
+        return None
+
+    @staticmethod
+    def _columns(chunk: Chunk, index_in_chunk: int, line: str) -> list[int]:
+        if chunk.original is chunk.text:
+            return list(range(len(line) + 1))
+        _, columns = strip_escapes(chunk.original_line(index_in_chunk))
+        return columns

@@ -1,0 +1,83 @@
+"""The signature library's data: patterns, references and their verification commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+
+ROLES = ("cause", "symptom", "collateral", "teardown", "context")
+
+# Precedence, strongest first: a failure in an earlier tier explains failures in later ones.
+TIERS = ("hardware", "device-fault", "rank-crash", "transport", "timeout", "launcher", "info")
+
+SEVERITIES = ("critical", "error", "warning", "info")
+STATUSES = ("experimental", "stable", "deprecated")
+CATEGORIES = ("communication", "hardware", "device", "memory", "process", "launcher", "configuration")
+
+
+@attrs.frozen
+class Pattern:
+    """One line-level fact: literals feed the automaton, the regex confirms and captures."""
+
+    id: str
+    literals: tuple[str, ...]
+    regex: re.Pattern[str]
+    role: str
+    emitter: str
+    match: tuple[str, ...] = ()
+    near_miss: tuple[str, ...] = ()
+    reference_id: str = ""
+    # A catch-all (any Python exception): dropped on a line that a specific pattern also matched.
+    generic: bool = False
+
+
+@attrs.frozen
+class Command:
+    """A verification command; argv items may hold {placeholders} filled from captured fields."""
+
+    title: str
+    argv: tuple[str, ...]
+
+
+@attrs.frozen
+class SampleTest:
+    """A sample log beside the reference and the verdict it must produce."""
+
+    path: Path
+    initiator_rank: int | None = None
+    undetermined: bool = False
+
+
+@attrs.frozen
+class Reference:
+    """One failure entry: what it is, how it shows, how to confirm, fix and verify it."""
+
+    id: str
+    title: str
+    category: str
+    tier: str
+    severity: str
+    status: str
+    summary: str
+    mechanism: str
+    patterns: tuple[Pattern, ...]
+    aliases: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+    fix: tuple[str, ...] = ()
+    prevention: tuple[str, ...] = ()
+    next_checks: tuple[str, ...] = ()
+    verify: tuple[Command, ...] = ()
+    related: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    # Pattern ids of this reference that must all be present for it to be a hypothesis.
+    requires: tuple[str, ...] = ()
+    # Pattern ids (any reference) whose presence counts against this reference.
+    against: tuple[str, ...] = ()
+    samples: tuple[SampleTest, ...] = ()
+    source: Path | None = None
+
+    def pattern(self, pattern_id: str) -> Pattern | None:
+        return next((p for p in self.patterns if p.id == pattern_id), None)

@@ -1,0 +1,166 @@
+"""Turn any input (file, .gz, stdin, text) into clean text chunks in bounded memory.
+
+Bad bytes are replaced, ANSI/OSC escapes stripped, and \\r\\n or a lone \\r (progress bars) end a line,
+as in VS Code, so line numbers agree with the editor's.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import os
+import re
+import sys
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import attrs
+
+CHUNK_BYTES = 8 * 1024 * 1024
+# CSI sequences, OSC sequences ended by BEL or ST (VS Code's 633 shell integration), and 2-byte escapes.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
+
+
+class InputError(Exception):
+    """An input that cannot be read at all: the message says which and why."""
+
+
+@attrs.frozen
+class Chunk:
+    """Consecutive whole lines (a forced cut only inside a line longer than CHUNK_BYTES)."""
+
+    text: str
+    first_line: int
+    original: str  # before escape stripping; `text` itself when there were none
+
+    def original_line(self, index: int) -> str:
+        """The index-th line of this chunk (0-based) as it was before escapes were removed."""
+        if self.original is self.text:
+            return _nth_line(self.text, index)
+        return _nth_line(self.original, index)
+
+
+def _nth_line(text: str, index: int) -> str:
+    start = 0
+    for _ in range(index):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return ""
+    stop = text.find("\n", start)
+    return text[start:stop if stop >= 0 else len(text)]
+
+
+def strip_escapes(line: str) -> tuple[str, list[int]]:
+    """Remove escapes; also return, for each kept character, its column in the original line."""
+    if "\x1b" not in line:
+        return line, list(range(len(line) + 1))
+    kept: list[str] = []
+    columns: list[int] = []
+    pos = 0
+    for m in _ESCAPE.finditer(line):
+        kept.append(line[pos:m.start()])
+        columns.extend(range(pos, m.start()))
+        pos = m.end()
+    kept.append(line[pos:])
+    columns.extend(range(pos, len(line) + 1))
+    return "".join(kept), columns
+
+
+def clean_text(text: str) -> str:
+    """Normalise line ends and strip escapes from already-decoded text."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _ESCAPE.sub("", text) if "\x1b" in text else text
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case ASCII letters only, so positions in the result match the input exactly."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+
+
+def open_input(spec: str | Path) -> tuple[BinaryIO, str]:
+    """Open a path, a .gz path or '-' (stdin) for binary reading; returns the stream and a display name."""
+    if str(spec) == "-":
+        return sys.stdin.buffer, "<stdin>"
+    path = Path(spec)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; give the log files in it (for example {path}/*.log)")
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    try:
+        raw = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open ({exc.strerror or exc})") from None
+    if _is_gzip(raw):
+        return gzip.GzipFile(fileobj=raw), str(path)  # type: ignore[return-value]
+    return raw, str(path)
+
+
+def _is_gzip(raw: BinaryIO) -> bool:
+    try:
+        magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    except OSError:
+        return False
+    return magic == b"\x1f\x8b"
+
+
+def file_size(spec: str | Path) -> int:
+    try:
+        return os.stat(spec).st_size if str(spec) != "-" else 0
+    except OSError:
+        return 0
+
+
+def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
+    """Yield clean chunks of whole lines; memory stays a small multiple of chunk_bytes."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    carry = b""
+    line = 1
+    first = True
+    while True:
+        try:
+            block = stream.read(chunk_bytes)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise InputError(f"read failed ({exc})") from None
+        final = not block
+        data = carry + block
+        carry = b""
+        if not final:
+            data, carry = _split_at_line_end(data)
+        text = decoder.decode(data, final=final)
+        if first:
+            text = text.removeprefix("\ufeff")
+            first = False
+        original = text.replace("\r\n", "\n").replace("\r", "\n")
+        cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
+        if cleaned:
+            yield Chunk(cleaned, line, original)
+            line += cleaned.count("\n")
+        if final:
+            return
+
+
+def _split_at_line_end(data: bytes) -> tuple[bytes, bytes]:
+    """Cut after the last \n; else before the last \r (keeping a \r\n together); else anywhere."""
+    cut = data.rfind(b"\n") + 1
+    if cut == 0:
+        cut = data.rfind(b"\r")
+    if cut <= 0:
+        cut = len(data)
+    return data[:cut], data[cut:]
+
+
+def iter_text_chunks(text: str) -> Iterator[Chunk]:
+    """Chunks for in-memory text (an editor buffer, a selection, terminal output)."""
+    yield from iter_chunks(io.BytesIO(text.encode("utf-8", "surrogatepass")))
+
+
+def looks_binary(spec: str | Path) -> bool:
+    """A NUL byte in the first 8 KiB, as git and ripgrep decide."""
+    try:
+        stream, _ = open_input(spec)
+        with stream:
+            return b"\x00" in stream.read(8192)
+    except (InputError, OSError, EOFError, gzip.BadGzipFile):
+        return False

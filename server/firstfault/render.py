@@ -1,0 +1,213 @@
+"""Presenters for the terminal: plain text (colour only on a TTY) and markdown."""
+
+from __future__ import annotations
+
+import json
+
+from firstfault.diagnosis import Diagnosis, Location, Report, rank_ranges
+from firstfault.model import Reference
+
+SHOWN_COLLATERAL = 6
+
+
+class Style:
+    def __init__(self, colour: bool):
+        self.colour = colour
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def red(self, text: str) -> str:
+        return self._wrap("1;31", text)
+
+    def yellow(self, text: str) -> str:
+        return self._wrap("33", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("32", text)
+
+
+def where(loc: Location) -> str:
+    who = []
+    if loc.rank is not None:
+        who.append(f"rank {loc.rank}")
+    if loc.host:
+        who.append(f"on {loc.host}")
+    place = f"{loc.path}:{loc.line}" if loc.path and loc.line else (loc.path or "")
+    return " · ".join(x for x in (" ".join(who), place) if x) or "unknown"
+
+
+def _ranks_of(locations: tuple[Location, ...]) -> str:
+    ranks = sorted({loc.rank for loc in locations if loc.rank is not None})
+    return f" on rank(s) {rank_ranges(ranks)}" if ranks else ""
+
+
+def text_report(report: Report, style: Style) -> str:
+    out: list[str] = []
+    lines = sum(i.lines for i in report.inputs)
+    out.append(style.dim(f"firstfault {report.version} · {len(report.inputs)} input(s), {lines:,} lines"))
+    for info in report.inputs:
+        if info.binary:
+            out.append(style.yellow(f"note: {info.path} looks like a binary file; it was scanned as text"))
+    for note in report.notes:
+        out.append(style.yellow(f"note: {note}"))
+    if not report.diagnoses:
+        out.append(style.green("No failure found.") + " No line matched a known failure signature.")
+        return "\n".join(out) + "\n"
+    top, *others = report.diagnoses
+    out.append("")
+    out.extend(_diagnosis_text(top, style))
+    if others:
+        out.append("")
+        out.append(style.bold("Other hypotheses"))
+        for d in others:
+            why = "; ".join(d.evidence_against) or "; ".join(d.evidence_for)
+            out.append(f"  {d.confidence:.2f}  {d.reference.title} [{d.id}] — {why}")
+    history = report.attempts[:-1]
+    if history:
+        out.append("")
+        out.append(style.bold("Earlier attempts"))
+        for a in history:
+            out.append(f"  attempt {a.index + 1} (lines {a.first_line}-{a.last_line}): {a.summary}")
+    return "\n".join(out) + "\n"
+
+
+def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
+    ref = d.reference
+    out = []
+    if d.undetermined:
+        out.append(style.yellow(style.bold("UNDETERMINED")) + f"  {ref.title}  " +
+                   style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
+        out.append("  The log shows the symptom but cannot tell which rank started it.")
+    else:
+        out.append(style.red(style.bold("FIRST FAILURE")) + f"  {ref.title}  " +
+                   style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
+    if d.initiator:
+        out.append(f"  {style.bold(where(d.initiator))}")
+        if d.initiator.text:
+            out.append(f"  > {d.initiator.text.strip()[:300]}")
+    out.append("")
+    out.append(f"  {ref.summary}")
+    if d.evidence_for or d.evidence_against:
+        out.append("")
+        out.append(style.bold("  Evidence"))
+        out += [f"    + {e}" for e in d.evidence_for]
+        out += [f"    - {e}" for e in d.evidence_against]
+    if d.collateral_total:
+        out.append("")
+        out.append(style.bold(f"  Collateral: {d.collateral_total} line(s){_ranks_of(d.collateral)}"))
+        for loc in d.collateral[:SHOWN_COLLATERAL]:
+            out.append(style.dim(f"    {where(loc)}: {(loc.text or '').strip()[:140]}"))
+        if d.collateral_total > SHOWN_COLLATERAL:
+            out.append(style.dim(f"    … {d.collateral_total - SHOWN_COLLATERAL} more (--format json lists them)"))
+    if d.next_checks:
+        out.append("")
+        out.append(style.bold("  Check next"))
+        out += [f"    - {c}" for c in d.next_checks]
+    if ref.fix:
+        out.append("")
+        out.append(style.bold("  Fix"))
+        out += [f"    - {f}" for f in ref.fix]
+    if d.verify:
+        out.append("")
+        out.append(style.bold("  Verify"))
+        for cmd in d.verify:
+            out.append(f"    {cmd.title}:")
+            out.append(f"      $ {cmd.command}" + ("" if cmd.complete else style.dim("   (fill in <...>)")))
+    return out
+
+
+def markdown_report(report: Report) -> str:
+    out = []
+    if not report.diagnoses:
+        return "**No failure found.** No line matched a known failure signature.\n"
+    for note in report.notes:
+        out.append(f"> note: {note}\n")
+    top, *others = report.diagnoses
+    out.extend(_diagnosis_markdown(top))
+    if others:
+        out.append("\n### Other hypotheses\n")
+        out.append("| confidence | hypothesis | why not first |")
+        out.append("|---|---|---|")
+        for d in others:
+            out.append(f"| {d.confidence:.2f} | {d.reference.title} (`{d.id}`) | "
+                       f"{'; '.join(d.evidence_against) or '—'} |")
+    if report.attempts[:-1]:
+        out.append("\n### Earlier attempts\n")
+        out += [f"- attempt {a.index + 1} (lines {a.first_line}-{a.last_line}): {a.summary}"
+                for a in report.attempts[:-1]]
+    return "\n".join(out) + "\n"
+
+
+def _diagnosis_markdown(d: Diagnosis) -> list[str]:
+    ref = d.reference
+    head = "Undetermined" if d.undetermined else "First failure"
+    out = [f"## {head}: {ref.title}", "", f"`{ref.id}` · confidence {d.confidence:.2f}", ""]
+    if d.initiator:
+        out.append(f"**{where(d.initiator)}**")
+        if d.initiator.text:
+            out += ["", "```", d.initiator.text.strip()[:500], "```"]
+    out += ["", ref.summary, "", f"**Mechanism.** {ref.mechanism}"]
+    if d.evidence_for or d.evidence_against:
+        out += ["", "**Evidence**", ""]
+        out += [f"- ✔ {e}" for e in d.evidence_for] + [f"- ✘ {e}" for e in d.evidence_against]
+    if d.collateral_total:
+        out += ["", f"**Collateral:** {d.collateral_total} line(s){_ranks_of(d.collateral)}", ""]
+        out += [f"- {where(loc)}: `{(loc.text or '').strip()[:120]}`" for loc in d.collateral[:SHOWN_COLLATERAL]]
+    if d.next_checks:
+        out += ["", "**Check next**", ""] + [f"- {c}" for c in d.next_checks]
+    if ref.fix:
+        out += ["", "**Fix**", ""] + [f"- {f}" for f in ref.fix]
+    if d.verify:
+        out += ["", "**Verify**", ""]
+        for cmd in d.verify:
+            out += [f"- {cmd.title}", "", "  ```sh", f"  {cmd.command}", "  ```"]
+    return out
+
+
+def reference_text(ref: Reference) -> str:
+    """The whole reference, for `firstfault explain` and `signatures show`."""
+    out = [f"{ref.title}  [{ref.id}]", f"category {ref.category} · tier {ref.tier} · severity {ref.severity} · "
+           f"status {ref.status}"]
+    if ref.aliases:
+        out.append("also known as: " + "; ".join(ref.aliases))
+    out += ["", ref.summary, "", "Mechanism", f"  {ref.mechanism}"]
+    for title, items in (("How to confirm", ref.confirm), ("Fix", ref.fix), ("Prevention", ref.prevention),
+                         ("When the log cannot decide, check", ref.next_checks)):
+        if items:
+            out += ["", title] + [f"  - {x}" for x in items]
+    if ref.verify:
+        out += ["", "Verification commands"]
+        out += [f"  {c.title}:\n    $ {' '.join(c.argv)}" for c in ref.verify]
+    out += ["", "Patterns"]
+    for p in ref.patterns:
+        out.append(f"  {p.id} ({p.role}, {p.emitter}): literals {', '.join(repr(x) for x in p.literals)}")
+        out.append(f"    regex {p.regex.pattern}")
+    if ref.related:
+        out += ["", "Related: " + ", ".join(ref.related)]
+    if ref.references:
+        out += ["", "References"] + [f"  {u}" for u in ref.references]
+    return "\n".join(out) + "\n"
+
+
+def reference_json(ref: Reference) -> dict:
+    return {
+        "id": ref.id, "title": ref.title, "aliases": list(ref.aliases), "category": ref.category,
+        "tier": ref.tier, "severity": ref.severity, "status": ref.status, "summary": ref.summary,
+        "mechanism": ref.mechanism, "confirm": list(ref.confirm), "fix": list(ref.fix),
+        "prevention": list(ref.prevention), "next_checks": list(ref.next_checks),
+        "verify": [{"title": c.title, "argv": list(c.argv)} for c in ref.verify],
+        "related": list(ref.related), "references": list(ref.references), "tags": list(ref.tags),
+        "patterns": [{"id": p.id, "literals": list(p.literals), "regex": p.regex.pattern, "role": p.role,
+                      "emitter": p.emitter} for p in ref.patterns],
+    }
+
+
+def dumps(data: object) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,102 @@
+"""Run real torch.distributed jobs (torchrun, gloo, CPU) with injected faults and save their logs.
+
+    python tests/realrun/generate.py [SCENARIO ...]
+
+Needs a Python with torch installed (``pip install torch==2.13.0``). Writes
+``tests/fixtures/realrun/<scenario>.log`` (stdout and stderr together, as ``2>&1 | tee`` gives)
+and ``tests/fixtures/realrun/expected.toml`` with the verdict each fault must get: the reference
+id and the rank that started it. The test suite reads only the committed files.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE.parent / "fixtures" / "realrun"
+WORKER = HERE / "worker.py"
+
+
+@attrs.frozen
+class Scenario:
+    name: str
+    fault: str
+    expect_id: str
+    expect_rank: int | None
+    env: dict[str, str] = attrs.field(factory=dict)
+    torchrun_args: tuple[str, ...] = ()
+    block_port: int | None = None
+
+
+SCENARIOS = [
+    Scenario("rank-raises", "raise", "python-exception-one-rank", 1),
+    Scenario("rank-segfault", "segv", "segfault-one-rank", 1),
+    Scenario("rank-sigkill", "sigkill", "host-oom-kill", 2, env={"FAULT_RANK": "2"}),
+    Scenario("rank-hangs", "hang", "collective-timeout", 1, env={"PG_TIMEOUT": "6"}),
+    Scenario("mismatch-detail", "mismatch", "mismatched-collectives", 1,
+             env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}),
+    # Without TORCH_DISTRIBUTED_DEBUG=DETAIL every rank only times out: the log cannot name the culprit.
+    Scenario("mismatch-plain", "mismatch", "collective-timeout", None, env={"PG_TIMEOUT": "6"}),
+    Scenario("port-in-use", "none", "port-in-use", None,
+             torchrun_args=("--master-port", "29517"), block_port=29517),
+    Scenario("bad-gloo-ifname", "none", "wrong-socket-ifname", None, env={"GLOO_SOCKET_IFNAME": "eth9"}),
+    Scenario("unresolvable-rdzv-host", "none", "dns-resolution-failure", None,
+             torchrun_args=("--rdzv-backend", "c10d", "--rdzv-endpoint", "no-such-host.invalid:29400")),
+    Scenario("rendezvous-incomplete", "none", "rendezvous-timeout", None,
+             torchrun_args=("--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29411",
+                            "--rdzv-conf", "join_timeout=8")),
+    # The restart reuses the master port and dies in gloo's connectFullMesh on every rank; the first
+    # attempt (rank 1 raising) is history.
+    Scenario("restart-then-raise", "raise", "gloo-connect-timeout", None,
+             torchrun_args=("--max-restarts", "1")),
+]
+
+
+def run(scenario: Scenario) -> str:
+    env = {**os.environ, "FAULT": scenario.fault, "PYTHONUNBUFFERED": "1", **scenario.env}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "4"]
+    if "--max-restarts" not in scenario.torchrun_args:
+        cmd += ["--max-restarts", "0"]
+    if "--rdzv-backend" not in scenario.torchrun_args and "--master-port" not in scenario.torchrun_args:
+        cmd += ["--master-port", "29523"]
+    cmd += [*scenario.torchrun_args, str(WORKER)]
+    blocker = None
+    if scenario.block_port is not None:
+        blocker = socket.socket()
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        blocker.bind(("", scenario.block_port))
+        blocker.listen()
+    try:
+        done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180,
+                              cwd=HERE)
+    finally:
+        if blocker is not None:
+            blocker.close()
+    return done.stdout.decode("utf-8", "replace")
+
+
+def main(argv: list[str]) -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    chosen = [s for s in SCENARIOS if not argv or s.name in argv]
+    for scenario in chosen:
+        text = run(scenario)
+        (OUT / f"{scenario.name}.log").write_text(text, encoding="utf-8")
+        print(f"{scenario.name}: {len(text.splitlines())} lines")
+    lines = ["# Written by tests/realrun/generate.py: the verdict each injected fault must get.", ""]
+    for s in SCENARIOS:
+        lines += [f'["{s.name}"]', f'id = "{s.expect_id}"']
+        if s.expect_rank is not None:
+            lines.append(f"rank = {s.expect_rank}")
+        lines.append("")
+    (OUT / "expected.toml").write_text("\n".join(lines), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,48 @@
+"""A tiny torch.distributed (gloo) job whose FAULT environment variable injects one failure.
+
+Run under torchrun by generate.py; each mode reproduces a failure users meet on real clusters.
+"""
+
+import datetime
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+FAULT = os.environ.get("FAULT", "none")
+FAULT_RANK = int(os.environ.get("FAULT_RANK", "1"))
+
+
+def main() -> None:
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
+    rank = dist.get_rank()
+    world = dist.get_world_size()
+    print(f"rank {rank}/{world} started on pid {os.getpid()}", flush=True)
+    t = torch.ones(4)
+    for step in range(3):
+        dist.all_reduce(t)
+        print(f"rank {rank} step {step} ok sum={t.sum().item():.0f}", flush=True)
+    if rank == FAULT_RANK:
+        if FAULT == "raise":
+            raise ValueError(f"bad batch at step 3 on rank {rank}")
+        if FAULT == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if FAULT == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if FAULT == "hang":
+            time.sleep(120)
+        if FAULT == "mismatch":
+            dist.all_reduce(torch.ones(7))
+            dist.barrier()
+            return
+    dist.all_reduce(t)
+    dist.barrier()
+    print(f"rank {rank} done", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
