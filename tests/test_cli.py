@@ -1,0 +1,124 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EXAMPLES, REALRUN, ROOT
+from firstfault.cli import main
+
+CASCADE = str(EXAMPLES / "oom-cascade" / "train.log")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_follows_the_contract(capsys):
+    code, out, _ = run(capsys, "diagnose", "--format", "json", CASCADE)
+    data = json.loads(out)
+    assert code == 1
+    assert {"version", "inputs", "diagnoses"} <= data.keys()
+    top = data["diagnoses"][0]
+    assert {"id", "title", "confidence", "initiator", "collateral", "evidence", "fix", "verify"} <= top.keys()
+    assert 0 <= top["confidence"] <= 1
+    assert {"rank", "host", "path", "line", "text"} <= top["initiator"].keys()
+    assert top["initiator"]["line"] == 32 and top["initiator"]["rank"] == 2
+    assert all({"rank", "host", "path", "line", "text"} <= c.keys() for c in top["collateral"])
+    assert all(isinstance(v["argv"], list) and v["command"] for v in top["verify"])
+    confidences = [d["confidence"] for d in data["diagnoses"]]
+    assert confidences == sorted(confidences, reverse=True)
+
+
+def test_text_output_has_no_colour_when_not_a_tty(capsys):
+    code, out, _ = run(capsys, "diagnose", CASCADE)
+    assert code == 1 and "FIRST FAILURE" in out and "rank 2 on gpu-node-a" in out and "\x1b[" not in out
+
+
+def test_colour_can_be_forced(capsys):
+    _, out, _ = run(capsys, "diagnose", "--color", "always", CASCADE)
+    assert "\x1b[" in out
+
+
+def test_markdown_output(capsys):
+    code, out, _ = run(capsys, "diagnose", "--format", "markdown", CASCADE)
+    assert code == 1 and out.startswith("## First failure: CUDA out of memory")
+
+
+def test_clean_input_exits_zero(capsys, tmp_path):
+    path = tmp_path / "ok.log"
+    path.write_text("[rank0]: step 1 loss 2.0\n")
+    code, out, _ = run(capsys, "diagnose", str(path))
+    assert code == 0 and "No failure found" in out
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p, "is a directory"),
+    (lambda p: p / "nope.log", "no such file"),
+], ids=["directory", "missing-file"])
+def test_bad_paths_exit_2_with_one_line(capsys, tmp_path, make, message):
+    code, out, err = run(capsys, "diagnose", str(make(tmp_path)))
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02\xff" * 500, b"\xff\xfe invalid \xc3 utf8\n"],
+                         ids=["empty", "binary", "invalid-utf8"])
+def test_odd_files_are_a_clean_no_failure(capsys, tmp_path, content):
+    path = tmp_path / "odd.log"
+    path.write_bytes(content)
+    code, out, _ = run(capsys, "diagnose", str(path))
+    assert code == 0 and "No failure found" in out
+
+
+def test_binary_file_is_noted(capsys, tmp_path):
+    path = tmp_path / "core.bin"
+    path.write_bytes(b"\x7fELF\x00\x00" * 100)
+    _, out, _ = run(capsys, "diagnose", str(path))
+    assert "looks like a binary file" in out
+
+
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["diagnose"])
+    assert exc.value.code == 2
+
+
+def test_stdin_and_no_color_in_a_real_process():
+    env = {**os.environ, "NO_COLOR": "1"}
+    data = (REALRUN / "rank-raises.log").read_bytes()
+    done = subprocess.run([sys.executable, "-m", "firstfault", "diagnose", "-"], input=data, env=env,
+                          capture_output=True, cwd=ROOT)
+    assert done.returncode == 1
+    assert b"Python exception on one rank" in done.stdout and b"\x1b[" not in done.stdout
+    assert done.stderr == b""
+
+
+def test_signatures_list_json_has_literals(capsys):
+    code, out, _ = run(capsys, "signatures", "list", "--format", "json")
+    refs = json.loads(out)["references"]
+    assert code == 0 and len(refs) >= 15
+    assert all(p["literals"] for r in refs for p in r["patterns"])
+
+
+def test_explain_prints_the_whole_reference(capsys):
+    code, out, _ = run(capsys, "explain", "cuda-oom")
+    assert code == 0 and "Mechanism" in out and "Verification commands" in out and "https://" in out
+
+
+def test_explain_unknown_id_suggests_close_ones(capsys):
+    code, _, err = run(capsys, "explain", "oom")
+    assert code == 2 and "cuda-oom" in err
+
+
+def test_signatures_check_passes_on_the_library(capsys):
+    code, out, _ = run(capsys, "signatures", "check")
+    assert code == 0 and "0 problem(s)" in out
+
+
+def test_signatures_check_reports_a_broken_directory(capsys, tmp_path):
+    (tmp_path / "broken.toml").write_text('id = "other"\ntitle = "x"\n')
+    code, out, _ = run(capsys, "signatures", "check", str(tmp_path))
+    assert code == 1 and "broken.toml:1: id 'other' differs from the file name" in out

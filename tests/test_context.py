@@ -1,0 +1,73 @@
+import pytest
+
+from firstfault.context import Source, parse_line, parse_time, source_from_path, summary_entry_source
+
+
+@pytest.mark.parametrize("line, source", [
+    ("[rank3]: RuntimeError: boom", Source(rank=3)),
+    ("[default5]:[W1202 16:11:27.667376956 socket.cpp:1028] x", Source(local_rank=5)),
+    ("3: Traceback (most recent call last):", Source(rank=3)),
+    ("[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected",
+     Source(rank=2, host="smc-gpu-03", pid=29880, device=0)),
+    ("node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion",
+     Source(host="node-2", pid=5776, device=0)),
+    ("[2026-03-03 12:11:38] tpgds-aihub0007:185303:186751 [1] transport/net_ib.cc:2453 NCCL WARN x",
+     Source(host="tpgds-aihub0007", pid=185303, device=1)),
+    ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout", Source(rank=1)),
+    ("[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] x",
+     Source(rank=1)),
+    ("E1202 16:08:33.840000 16309 torch/distributed/elastic/multiprocessing/api.py:1002] failed",
+     Source(pid=16309)),
+    ("(RayWorkerVllm pid=7046) [2024-04-16 00:03:25,080 E 7046 7269] logging.cc:361: x", Source(pid=7046)),
+    ("Mar 10 01:33:03 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79", Source(host="gpu-node-7")),
+    ("plain line", Source()),
+], ids=["torchrun-rank", "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
+        "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "none"])
+def test_line_sources(line, source):
+    assert parse_line(line).source_at(len(line) - 1) == source
+
+
+def test_glued_lines_from_two_ranks_keep_their_own_source():
+    line = "[rank3]: step 1 ok[rank2]: RuntimeError: boom"
+    ctx = parse_line(line)
+    assert ctx.source_at(line.index("step")) == Source(rank=3)
+    assert ctx.source_at(line.index("RuntimeError")) == Source(rank=2)
+
+
+@pytest.mark.parametrize("line, clock, order_key", [
+    ("[E1202 16:11:27.667376956 socket.cpp:1028] x", "wall", (12, 2, 16, 11, 27.667376956)),
+    ("E1202 16:08:33.840000 16309 api.py:1002] x", "wall", (12, 2, 16, 8, 33.84)),
+    ("[2024-05-13 10:11:12,345] [INFO] [logging.py:96:log_dist] [Rank 0] x", "wall", (5, 13, 10, 11, 12.345)),
+    ("  time      : 2026-12-02_18:27:09", "wall", (12, 2, 18, 27, 9.0)),
+    ("INFO 02-22 08:52:08 __init__.py:190] Automatically detected platform cuda.", "wall", (2, 22, 8, 52, 8.0)),
+    ("Mar 10 01:33:03 cpu-6-2 kernel: Out of memory", "wall", (3, 10, 1, 33, 3.0)),
+], ids=["c10d-glog", "python-glog", "deepspeed", "elastic-summary", "vllm", "syslog"])
+def test_timestamps(line, clock, order_key):
+    time, found_clock, _ = parse_time(line)
+    mo, d, h, mi, s = order_key
+    assert found_clock == clock
+    assert time == pytest.approx(((mo * 31 + d) * 24 + h) * 3600 + mi * 60 + s)
+
+
+def test_dmesg_time_is_its_own_clock():
+    time, clock, _ = parse_time("[ 1843.308145] NVRM: Xid (PCI:0000:44:00): 79")
+    assert (time, clock) == (1843.308145, "boot")
+
+
+def test_summary_entry_source_reads_rank_host_and_root_cause_heading():
+    above = ["  exitcode  : 1 (pid: 2237) ", "  rank      : 1 (local_rank: 1)", "  host      : node7",
+             "  time      : 2026-12-02_18:27:09", "[0]:", "Root Cause (first observed failure):"]
+    assert summary_entry_source(above) == (Source(rank=1, local_rank=1, host="node7"), True)
+    assert summary_entry_source(above[:5] + ["Failures:"]) == (Source(rank=1, local_rank=1, host="node7"), False)
+
+
+@pytest.mark.parametrize("path, source, attempt", [
+    ("logs/rank3.log", Source(rank=3), None),
+    ("logs/train_rank-12.out", Source(rank=12), None),
+    ("slurm-4242/node007.out", Source(host="node007"), None),
+    ("/tmp/nccl.gpu-a17.12345", Source(host="gpu-a17"), None),
+    ("run/abc/attempt_1/5/stderr.log", Source(local_rank=5), 1),
+    ("slurm-123456.out", Source(), None),
+], ids=["rankN", "rank-dash", "node-name", "nccl-debug-file", "torchrun-log-dir", "slurm-job"])
+def test_sources_from_file_names(path, source, attempt):
+    assert source_from_path(path) == (source, attempt)

@@ -1,0 +1,91 @@
+import pytest
+
+from conftest import EXAMPLES, REALRUN
+from firstfault.diagnosis import rank_ranges
+
+
+def top(engine, *paths):
+    report = engine.analyze_paths(list(paths))
+    return report, report.diagnoses[0]
+
+
+def test_cascade_names_the_oom_rank_host_and_line_and_lists_the_collateral(engine):
+    report, d = top(engine, EXAMPLES / "oom-cascade" / "train.log")
+    assert (d.id, d.initiator.rank, d.initiator.host, d.initiator.line) == ("cuda-oom", 2, "gpu-node-a", 32)
+    collateral_ranks = {loc.rank for loc in d.collateral if loc.reference_id == "collective-timeout"}
+    assert collateral_ranks == {0, 1, 3, 4, 5, 6, 7}
+    assert any("rank 5 (exitcode -6)" in e and "disagrees" in e for e in d.evidence_for)
+    timeouts = next(x for x in report.diagnoses if x.id == "collective-timeout")
+    assert timeouts.confidence < d.confidence and "collateral" in timeouts.evidence_against[0]
+
+
+def test_silent_rank_is_the_suspect_when_all_others_time_out(engine):
+    _, d = top(engine, REALRUN / "rank-hangs.log")
+    assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 1, False)
+    assert any("reports no failure" in e for e in d.evidence_for)
+
+
+def test_odd_rank_out_of_mismatched_fingerprints_is_the_culprit(engine):
+    _, d = top(engine, REALRUN / "mismatch-detail.log")
+    assert (d.id, d.initiator.rank) == ("mismatched-collectives", 1)
+    assert any("odd one out" in e for e in d.evidence_for)
+
+
+def test_when_every_rank_times_out_the_verdict_is_undetermined_with_next_checks(engine):
+    _, d = top(engine, REALRUN / "mismatch-plain.log")
+    assert d.undetermined and d.initiator is None and d.confidence < 0.5
+    assert any("TORCH_DISTRIBUTED_DEBUG=DETAIL" in c for c in d.next_checks)
+
+
+def test_restart_attempts_are_split_and_the_last_one_is_diagnosed(engine):
+    report, d = top(engine, REALRUN / "restart-then-raise.log")
+    assert d.id == "gloo-connect-timeout"
+    assert [a.summary for a in report.attempts][0].startswith("Python exception on one rank")
+    assert len(report.attempts) == 2 and "2 attempts found" in report.notes[0]
+
+
+def test_torchrun_root_cause_is_weak_evidence_and_disagreement_is_said(engine):
+    _, d = top(engine, REALRUN / "rank-hangs.log")
+    remark = [e for e in d.evidence_for if "Root Cause" in e]
+    assert remark and "rank 2" in remark[0] and "disagrees" in remark[0]
+
+
+def test_per_rank_files_missing_rank_is_said(engine, tmp_path):
+    source = (REALRUN / "rank-raises.log").read_text().splitlines()
+    for rank in (0, 1, 3):
+        mine = [line for line in source if line.startswith(f"[rank{rank}]:")]
+        (tmp_path / f"rank{rank}.log").write_text("\n".join(mine) + "\n")
+    init = "node1:1234:1300 [0] NCCL INFO ncclCommInitRank comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1b000 - Init COMPLETE"
+    with (tmp_path / "rank0.log").open("a") as f:
+        f.write(init + "\n")
+    report = engine.analyze_paths(sorted(tmp_path.glob("rank*.log")))
+    assert any("no log was given for rank(s) 2 of 4" in n for n in report.notes)
+    assert report.diagnoses[0].initiator.rank == 1
+
+
+def test_glued_lines_are_attributed_to_the_right_rank(engine):
+    text = ("[rank0]: step 9 ok[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+            "GPU 3 has a total capacity of 79.15 GiB of which 1.12 GiB is free.\n")
+    d = engine.analyze_text(text).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("cuda-oom", 3)
+
+
+def test_precedence_hardware_beats_a_later_device_error_and_oom(engine):
+    text = "\n".join([
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity",
+        "Mar 10 01:33:03 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+        "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",
+    ])
+    ids = [d.id for d in engine.analyze_text(text).diagnoses]
+    assert ids[0] == "xid-79-fallen-off-bus"
+    assert set(ids) >= {"cuda-oom", "illegal-memory-access"}
+
+
+def test_clean_log_has_no_diagnosis(engine):
+    text = "\n".join(f"[rank{r}]: step {s} loss 2.1 lr 3e-4" for s in range(50) for r in range(4))
+    assert engine.analyze_text(text).diagnoses == ()
+
+
+@pytest.mark.parametrize("ranks, text", [([0, 1, 2, 5], "0-2, 5"), ([3], "3"), ([], "")])
+def test_rank_ranges(ranks, text):
+    assert rank_ranges(ranks) == text

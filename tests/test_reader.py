@@ -1,0 +1,83 @@
+import gzip
+import io
+
+import pytest
+
+from firstfault.reader import InputError, ascii_lower, iter_chunks, open_input, strip_escapes
+
+
+def lines_of(data: bytes, chunk_bytes: int = 1 << 20) -> list[str]:
+    text = "".join(c.text for c in iter_chunks(io.BytesIO(data), chunk_bytes))
+    return text.split("\n")
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"a\nb\n", ["a", "b", ""]),
+    (b"a\r\nb\r\n", ["a", "b", ""]),
+    (b"10%\r50%\r100%\ndone", ["10%", "50%", "100%", "done"]),
+    (b"bad \xff\xfe byte\n", ["bad \ufffd\ufffd byte", ""]),
+    (b"\xef\xbb\xbfwith bom\n", ["with bom", ""]),
+    (b"\x1b[31mNCCL WARN\x1b[0m red\n", ["NCCL WARN red", ""]),
+    (b"\x1b]633;C\x07[rank1]: x\n", ["[rank1]: x", ""]),
+    (b"\x1b]633;E;cmd\x1b\\out\n", ["out", ""]),
+    (b"nul\x00inside\n", ["nul\x00inside", ""]),
+    (b"", [""]),
+], ids=["lf", "crlf", "lone-cr", "invalid-utf8", "bom", "ansi-colour", "osc-bel", "osc-st", "nul", "empty"])
+def test_decoding_and_line_ends(data, expected):
+    assert lines_of(data) == expected
+
+
+def test_crlf_split_across_chunks_is_one_line_break():
+    data = b"x" * 15 + b"\r\n" + b"y\n"
+    assert lines_of(data, chunk_bytes=16) == ["x" * 15, "y", ""]
+
+
+def test_line_numbers_continue_across_chunks():
+    data = b"".join(b"line %d\n" % i for i in range(1, 1001))
+    chunks = list(iter_chunks(io.BytesIO(data), chunk_bytes=100))
+    assert len(chunks) > 10
+    for chunk in chunks:
+        assert chunk.text.startswith(f"line {chunk.first_line}\n")
+
+
+def test_huge_line_is_cut_into_bounded_chunks_without_losing_text():
+    data = b"A" * 5000 + b" CUDA out of memory\n" + b"tail\n"
+    chunks = list(iter_chunks(io.BytesIO(data), chunk_bytes=1024))
+    assert max(len(c.text) for c in chunks) <= 1024
+    assert "".join(c.text for c in chunks) == data.decode()
+
+
+def test_multibyte_character_cut_by_a_forced_chunk_boundary_survives():
+    data = ("é" * 1000).encode() + b"\n"
+    assert lines_of(data, chunk_bytes=333) == ["é" * 1000, ""]
+
+
+def test_strip_escapes_maps_columns_back_to_the_original():
+    original = "\x1b[1mNCCL\x1b[0m WARN"
+    clean, columns = strip_escapes(original)
+    assert clean == "NCCL WARN"
+    assert original[columns[clean.index("WARN")]:].startswith("WARN")
+    assert original[columns[0]] == "N"
+
+
+def test_ascii_lower_keeps_positions_for_non_ascii_text():
+    text = "İstanbul NCCL WARN"
+    assert len(ascii_lower(text)) == len(text)
+    assert ascii_lower(text).endswith("nccl warn")
+
+
+def test_gzip_is_read_transparently(tmp_path):
+    path = tmp_path / "rank0.log.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(b"hello\nworld\n")
+    stream, _ = open_input(path)
+    assert "".join(c.text for c in iter_chunks(stream)) == "hello\nworld\n"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p, "is a directory"),
+    (lambda p: p / "missing.log", "no such file"),
+], ids=["directory", "missing"])
+def test_unreadable_inputs_raise_a_clear_error(tmp_path, make, message):
+    with pytest.raises(InputError, match=message):
+        open_input(make(tmp_path))

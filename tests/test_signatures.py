@@ -1,0 +1,100 @@
+from pathlib import Path
+
+import pytest
+
+from firstfault.commands import fill
+from firstfault.loader import builtin_dir, load_library, load_reference
+from firstfault.model import Command
+
+GOOD = '''id = "my-ref"
+title = "A failure"
+category = "process"
+tier = "rank-crash"
+severity = "error"
+status = "experimental"
+summary = "s"
+mechanism = "m"
+references = ["https://example.org/x"]
+
+[[patterns]]
+id = "p"
+literals = ["boom happened"]
+regex = 'boom happened on (?P<iface>\\w+)'
+role = "cause"
+emitter = "python"
+match = ["boom happened on eth0"]
+near_miss = ["boom happened"]
+'''
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_builtin_library_loads_without_errors():
+    library = load_library()
+    assert library.errors == []
+    assert len(library.references) >= 15
+    assert all(ref.id == ref.source.stem for ref in library.references.values())
+
+
+def test_a_bad_file_does_not_stop_the_others(tmp_path):
+    write(tmp_path, "my-ref.toml", GOOD)
+    write(tmp_path, "bad.toml", "id = [unclosed\n")
+    library = load_library([tmp_path], include_builtin=False)
+    assert list(library.references) == ["my-ref"]
+    assert [str(e) for e in library.errors] == [f"{tmp_path / 'bad.toml'}:1: not valid TOML: "
+                                                f"{library.errors[0].message.split(': ', 1)[1]}"]
+
+
+@pytest.mark.parametrize("change, line, words", [
+    (("regex = 'boom happened on (?P<iface>\\w+)'", "regex = 'boom (happened'"), 14, "does not compile"),
+    (('role = "cause"', 'role = "reason"'), 15, "write one of: cause"),
+    (('literals = ["boom happened"]', 'literals = ["never printed"]'), 13, "occurs in none of its match"),
+    (('near_miss = ["boom happened"]', 'near_miss = ["boom happened on eth1"]'), 18, "matches its near miss"),
+    (('references = ["https://example.org/x"]', 'references = ["see the wiki"]'), 9, "is not a URL"),
+    (('id = "my-ref"', 'id = "other"'), 1, "differs from the file name"),
+], ids=["regex", "role", "literal", "near-miss", "url", "id"])
+def test_validation_errors_point_at_the_line_and_say_what_to_write(tmp_path, change, line, words):
+    old, new = change
+    ref, errors = load_reference(write(tmp_path, "my-ref.toml", GOOD.replace(old, new)))
+    assert ref is None
+    assert any(e.line == line and words in e.message for e in errors), [str(e) for e in errors]
+
+
+def test_user_directory_adds_references_and_duplicates_are_refused(tmp_path):
+    write(tmp_path, "my-ref.toml", GOOD)
+    dup = tmp_path / "again"
+    dup.mkdir()
+    write(dup, "my-ref.toml", GOOD)
+    library = load_library([tmp_path])
+    assert "my-ref" in library.references and "cuda-oom" in library.references
+    assert any("already defined" in e.message for e in library.errors)
+
+
+def test_disabled_references_are_left_out():
+    assert "cuda-oom" not in load_library(disabled=frozenset({"cuda-oom"})).references
+
+
+def test_builtin_dir_is_the_repository_signatures_folder():
+    assert (builtin_dir() / "device" / "cuda-oom.toml").is_file()
+
+
+@pytest.mark.parametrize("value, expected, complete", [
+    ("mlx5_1", ("ibstat", "mlx5_1"), True),
+    ("eth0; rm -rf /", ("ibstat", "<hca>"), False),
+    ("$(reboot)", ("ibstat", "<hca>"), False),
+    ("-rf", ("ibstat", "<hca>"), False),
+], ids=["plain", "shell-metacharacters", "substitution", "option-injection"])
+def test_captured_values_are_validated_before_they_reach_a_command(value, expected, complete):
+    cmd = fill(Command("t", ("ibstat", "{hca}")), {"hca": value})
+    assert (cmd.argv, cmd.complete) == (expected, complete)
+
+
+def test_command_string_is_shell_quoted():
+    cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/logs/my run/rank0.log"})
+    assert not cmd.complete  # a space is outside the safe set
+    cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/logs/rank0.log"})
+    assert cmd.command == "rg -F 'CUDA out of memory' /logs/rank0.log"
