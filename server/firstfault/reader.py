@@ -17,7 +17,7 @@ from typing import BinaryIO, Iterator
 
 import attrs
 
-CHUNK_BYTES = 8 * 1024 * 1024
+CHUNK_BYTES = 4 * 1024 * 1024
 # CSI sequences, OSC sequences ended by BEL or ST (VS Code's 633 shell integration), and 2-byte escapes.
 _ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
@@ -135,10 +135,13 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Ch
         original = text.replace("\r\n", "\n").replace("\r", "\n")
         cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
         if cleaned:
+            line_after = line + cleaned.count("\n")
             yield Chunk(cleaned, line, original)
-            line += cleaned.count("\n")
+            line = line_after
         if final:
             return
+        # Drop this chunk's copies before reading the next block, so only one chunk is alive at a time.
+        del data, text, original, cleaned
 
 
 def _split_at_line_end(data: bytes) -> tuple[bytes, bytes]:
