@@ -87,15 +87,16 @@ def _cross_check(library: Library) -> list[LoadError]:
     errors = []
     known_patterns = {p.id for p in library.patterns()}
     for ref in library.references.values():
-        text = ref.source.read_text(encoding="utf-8") if ref.source else ""
+        def text() -> str:  # read again only to point an error at its line
+            return ref.source.read_text(encoding="utf-8") if ref.source else ""
         for rid in ref.related:
             if rid not in library.references:
-                errors.append(LoadError(ref.source, _line_of(text, "related"),
+                errors.append(LoadError(ref.source, _line_of(text(), "related"),
                                         f"related id '{rid}' is not a known reference; "
                                         "write the id of an existing file in signatures/"))
         for pid in ref.against:
             if pid not in known_patterns:
-                errors.append(LoadError(ref.source, _line_of(text, "against"),
+                errors.append(LoadError(ref.source, _line_of(text(), "against"),
                                         f"'against' names pattern '{pid}', which no reference defines; "
                                         "write a pattern id from any signature file"))
     return errors
