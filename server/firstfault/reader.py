@@ -68,12 +68,6 @@ def strip_escapes(line: str) -> tuple[str, list[int]]:
     return "".join(kept), columns
 
 
-def clean_text(text: str) -> str:
-    """Normalise line ends and strip escapes from already-decoded text."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _ESCAPE.sub("", text) if "\x1b" in text else text
-
-
 def ascii_lower(text: str) -> str:
     """Lower-case ASCII letters only, so positions in the result match the input exactly."""
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
