@@ -126,7 +126,7 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Ch
         if first:
             text = text.removeprefix("\ufeff")
             first = False
-        original = text.replace("\r\n", "\n").replace("\r", "\n")
+        original = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
         cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
         if cleaned:
             line_after = line + cleaned.count("\n")
