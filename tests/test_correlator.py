@@ -55,7 +55,8 @@ def test_per_rank_files_missing_rank_is_said(engine, tmp_path):
     for rank in (0, 1, 3):
         mine = [line for line in source if line.startswith(f"[rank{rank}]:")]
         (tmp_path / f"rank{rank}.log").write_text("\n".join(mine) + "\n")
-    init = "node1:1234:1300 [0] NCCL INFO ncclCommInitRank comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1b000 - Init COMPLETE"
+    init = ("node1:1234:1300 [0] NCCL INFO ncclCommInitRank comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1b000"
+            " - Init COMPLETE")
     with (tmp_path / "rank0.log").open("a") as f:
         f.write(init + "\n")
     report = engine.analyze_paths(sorted(tmp_path.glob("rank*.log")))

@@ -248,9 +248,10 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         collateral_events += [e for e in failures if e.source.rank != initiator.rank and e.role == "symptom"]
     # Other ranks' failures first; the launcher's teardown and the initiator's own exit last; each in time order.
     own_rank = initiator.rank if initiator is not None else None
-    collateral_events = sorted({id(e): e for e in collateral_events}.values(),
-                               key=lambda e: (e.role == "teardown" or (own_rank is not None and e.source.rank == own_rank),
-                                              event_key(e)))
+    def late(e: Event) -> bool:
+        return e.role == "teardown" or (own_rank is not None and e.source.rank == own_rank)
+
+    collateral_events = sorted({id(e): e for e in collateral_events}.values(), key=lambda e: (late(e), event_key(e)))
     if collateral_events and initiator is not None:
         evidence_for.append(f"{len(collateral_events)} later line(s) are explained as its "
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
