@@ -45,8 +45,8 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path):
     write(tmp_path, "bad.toml", "id = [unclosed\n")
     library = load_library([tmp_path], include_builtin=False)
     assert list(library.references) == ["my-ref"]
-    assert [str(e) for e in library.errors] == [f"{tmp_path / 'bad.toml'}:1: not valid TOML: "
-                                                f"{library.errors[0].message.split(': ', 1)[1]}"]
+    assert len(library.errors) == 1
+    assert str(library.errors[0]).startswith(f"{tmp_path / 'bad.toml'}:1: not valid TOML: ")
 
 
 @pytest.mark.parametrize("change, line, words", [
@@ -98,3 +98,10 @@ def test_command_string_is_shell_quoted():
     assert not cmd.complete  # a space is outside the safe set
     cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/logs/rank0.log"})
     assert cmd.command == "rg -F 'CUDA out of memory' /logs/rank0.log"
+
+
+def test_unknown_related_id_is_reported_at_its_line(tmp_path):
+    write(tmp_path, "my-ref.toml", GOOD.replace("references = [", 'related = ["nope"]\nreferences = ['))
+    library = load_library([tmp_path], include_builtin=False)
+    assert [(e.line, e.message.split(";")[0]) for e in library.errors] == [
+        (9, "related id 'nope' is not a known reference")]

@@ -87,19 +87,22 @@ def _cross_check(library: Library) -> list[LoadError]:
     errors = []
     known_patterns = {p.id for p in library.patterns()}
     for ref in library.references.values():
-        def text() -> str:  # read again only to point an error at its line
-            return ref.source.read_text(encoding="utf-8") if ref.source else ""
         for rid in ref.related:
             if rid not in library.references:
-                errors.append(LoadError(ref.source, _line_of(text(), "related"),
+                errors.append(LoadError(ref.source, _source_line(ref, "related"),
                                         f"related id '{rid}' is not a known reference; "
                                         "write the id of an existing file in signatures/"))
         for pid in ref.against:
             if pid not in known_patterns:
-                errors.append(LoadError(ref.source, _line_of(text(), "against"),
+                errors.append(LoadError(ref.source, _source_line(ref, "against"),
                                         f"'against' names pattern '{pid}', which no reference defines; "
                                         "write a pattern id from any signature file"))
     return errors
+
+
+def _source_line(ref: Reference, key: str) -> int:
+    """Line of `key` in the reference's file; the file is read again only when an error needs it."""
+    return _line_of(ref.source.read_text(encoding="utf-8"), key) if ref.source else 0
 
 
 def _line_of(text: str, key: str, after: int = 0) -> int:

@@ -129,13 +129,10 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Ch
         original = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
         cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
         if cleaned:
-            line_after = line + cleaned.count("\n")
             yield Chunk(cleaned, line, original)
-            line = line_after
+            line += cleaned.count("\n")
         if final:
             return
-        # Drop this chunk's copies before reading the next block, so only one chunk is alive at a time.
-        del data, text, original, cleaned
 
 
 def _split_at_line_end(data: bytes) -> tuple[bytes, bytes]:
