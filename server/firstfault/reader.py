@@ -69,8 +69,12 @@ def strip_escapes(line: str) -> tuple[str, list[int]]:
 
 
 def ascii_lower(text: str) -> str:
-    """Lower-case ASCII letters only, so positions in the result match the input exactly."""
-    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+    """Lower-case text keeping every position, so offsets in the result index the input."""
+    if text.isascii():
+        return text.lower()
+    # U+0130 is the one character whose lower case is two characters; mapped first, lengths stay equal.
+    lowered = text.replace("\u0130", "i").lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
 def open_input(spec: str | Path) -> tuple[BinaryIO, str]:
