@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
 
+    lsp = sub.add_parser("lsp", help="start the language server on stdio")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead (for debugging)")
+
     explain = sub.add_parser("explain", help="print a whole reference")
     explain.add_argument("id")
 
@@ -48,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "diagnose":
             return _diagnose(args)
+        if args.command == "lsp":
+            from firstfault.lsp.server import main as serve
+
+            return serve(args.tcp)
         if args.command == "explain":
             return _show(args.id, "text", args.signatures)
         if args.action == "list":

@@ -274,6 +274,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         undetermined=undetermined,
         next_checks=top.reference.next_checks if undetermined or confidence < 0.5 else (),
         events=tuple(top.events),
+        collateral_keys=frozenset((e.input_index, e.line) for e in collateral_events),
     )
 
 

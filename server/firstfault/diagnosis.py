@@ -60,6 +60,8 @@ class Diagnosis:
     undetermined: bool = False
     next_checks: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()
+    # (input index, line) of every collateral line, also those beyond the listed `collateral`.
+    collateral_keys: frozenset[tuple[int, int]] = frozenset()
 
     @property
     def id(self) -> str:

@@ -41,12 +41,11 @@ class Engine:
             stream, name = open_input(path)  # fail now, before any work, on a missing or unreadable input
             if not stdin:
                 stream.close()
-            inputs.append(TextInput(name, _path_chunks(path), file_size(path),
-                                    not stdin and looks_binary(path)))
+            inputs.append(attrs.evolve(path_input(path), name=name))
         return self.analyze(inputs, progress)
 
     def analyze_text(self, text: str, name: str = "<text>") -> Report:
-        return self.analyze([TextInput(name, lambda: iter_text_chunks(text), len(text))])
+        return self.analyze([text_input(text, name)])
 
     def analyze(self, inputs: list[TextInput], progress: Progress | None = None) -> Report:
         total = sum(i.size for i in inputs)
@@ -93,6 +92,15 @@ def _headline(diagnoses: list) -> str:
         return f"undetermined: {top.reference.title}"
     where = f" on rank {top.initiator.rank}" if top.initiator and top.initiator.rank is not None else ""
     return f"{top.reference.title}{where}"
+
+
+def path_input(path: str | Path) -> TextInput:
+    stdin = str(path) == "-"
+    return TextInput(str(path), _path_chunks(path), file_size(path), not stdin and looks_binary(path))
+
+
+def text_input(text: str, name: str) -> TextInput:
+    return TextInput(name, lambda: iter_text_chunks(text), len(text))
 
 
 def _path_chunks(path: str | Path) -> Callable[[], Iterator[Chunk]]:

@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from firstfault.knowledge import KNOWLEDGE_DIR
+
 from firstfault.model import (
     CATEGORIES,
     ROLES,
@@ -61,16 +63,19 @@ def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_buil
                  disabled: frozenset[str] = frozenset()) -> Library:
     library = Library()
     dirs = ([builtin_dir()] if include_builtin else []) + [Path(d) for d in extra_dirs]
+    switched_off: list[Reference] = []
     for directory in dirs:
         if not directory.is_dir():
             library.errors.append(LoadError(directory, 0, "signature directory not found; "
                                             "check the path in your settings"))
             continue
         for path in sorted(directory.rglob("*.toml")):
-            if path.name.startswith("_"):
+            if path.name.startswith("_") or path.relative_to(directory).parts[0] == KNOWLEDGE_DIR:
                 continue
             ref, errors = load_reference(path)
             library.errors.extend(errors)
+            if ref is not None and ref.id in disabled:
+                switched_off.append(ref)
             if ref is None or ref.id in disabled:
                 continue
             if ref.id in library.references:
@@ -79,16 +84,18 @@ def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_buil
                                                 "rename this file or remove one of them"))
                 continue
             library.references[ref.id] = ref
-    library.errors.extend(_cross_check(library))
+    library.errors.extend(_cross_check(library, switched_off))
     return library
 
 
-def _cross_check(library: Library) -> list[LoadError]:
+def _cross_check(library: Library, switched_off: list[Reference]) -> list[LoadError]:
+    """Ids a reference names must exist; a disabled reference still counts as existing."""
     errors = []
-    known_patterns = {p.id for p in library.patterns()}
+    known_refs = set(library.references) | {r.id for r in switched_off}
+    known_patterns = {p.id for p in library.patterns()} | {p.id for r in switched_off for p in r.patterns}
     for ref in library.references.values():
         for rid in ref.related:
-            if rid not in library.references:
+            if rid not in known_refs:
                 errors.append(LoadError(ref.source, _source_line(ref, "related"),
                                         f"related id '{rid}' is not a known reference; "
                                         "write the id of an existing file in signatures/"))

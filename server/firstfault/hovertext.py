@@ -1,0 +1,60 @@
+"""Markdown explaining one matched line: its verdict, the reference, the fix and what else could explain it."""
+
+from __future__ import annotations
+
+from firstfault.annotations import who
+from firstfault.diagnosis import Diagnosis, Report
+from firstfault.matcher import Event
+from firstfault.model import Reference
+
+
+def line_markdown(report: Report, event: Event, kind: str, diagnosis: Diagnosis | None,
+                  references: dict[str, Reference]) -> str:
+    ref = references.get(event.reference_id)
+    out = [_verdict_line(event, kind, diagnosis)]
+    if ref is not None:
+        out += ["", f"### {ref.title}", f"`{ref.id}` · {ref.category} · {ref.severity}", "", ref.summary,
+                "", f"**Mechanism.** {ref.mechanism}"]
+        shown = diagnosis if diagnosis is not None and diagnosis.reference.id == ref.id else None
+        _section(out, "How to confirm", ref.confirm)
+        if shown is not None and shown.next_checks:
+            _section(out, "Check next", shown.next_checks)
+        _section(out, "Fix", ref.fix)
+        commands = [c.command for c in shown.verify] if shown else [" ".join(c.argv) for c in ref.verify]
+        if commands:
+            out += ["", "**Verify**", "", "```sh", *commands, "```"]
+    if diagnosis is not None and diagnosis.reference.id != event.reference_id:
+        out += ["", f"**This line is explained by** {diagnosis.reference.title} (`{diagnosis.id}`)."]
+    others = [d for d in report.diagnoses if diagnosis is None or d is not diagnosis]
+    if others or diagnosis is not None:
+        out += ["", "**Hypotheses**", ""]
+        for d in report.diagnoses:
+            mark = "→ " if d is diagnosis else ""
+            why = "; ".join(d.evidence_against[:1]) or "; ".join(d.evidence_for[:1])
+            out.append(f"- {mark}{d.confidence:.2f} {d.reference.title} (`{d.id}`){' — ' + why if why else ''}")
+    return "\n".join(out)
+
+
+def _verdict_line(event: Event, kind: str, diagnosis: Diagnosis | None) -> str:
+    source = who(event.source.rank, event.source.host)
+    if kind == "initiator":
+        return f"**firstfault: this line started the failure**{' (' + source + ')' if source else ''}."
+    if kind == "collateral" and diagnosis is not None:
+        init = diagnosis.initiator
+        at = ""
+        if init is not None:
+            at = ", ".join(x for x in (who(init.rank, init.host), f"line {init.line}" if init.line else "") if x)
+        return (f"**firstfault: collateral** of {diagnosis.reference.title}{' (' + at + ')' if at else ''}; "
+                "fix that first.")
+    if kind == "failure" and diagnosis is not None and diagnosis.undetermined:
+        return "**firstfault: undetermined.** Every rank reports this; the log does not say which one stopped first."
+    if kind == "earlier":
+        return "**firstfault:** from an earlier attempt of the job; the verdict is for the last attempt."
+    if kind == "context":
+        return "**firstfault: context** for the diagnosis."
+    return f"**firstfault:** a failure line{' (' + source + ')' if source else ''}."
+
+
+def _section(out: list[str], title: str, items: tuple[str, ...]) -> None:
+    if items:
+        out += ["", f"**{title}**", ""] + [f"- {x}" for x in items]

@@ -1,0 +1,125 @@
+"""Knowledge tables (environment variables, NCCL result codes, CUDA errors, exit codes, Xids) and
+finding their terms in a line of a log or a launch script."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Iterator
+
+import attrs
+
+KNOWLEDGE_DIR = "knowledge"
+
+
+@attrs.frozen
+class Entry:
+    table: str
+    name: str
+    meaning: str
+    code: int | None = None
+    message: str = ""
+    default: str = ""
+    when: str = ""
+    distinguish: str = ""
+    action: str = ""
+    references: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Term:
+    """A term found in a line: the columns it spans and the entry that explains it."""
+
+    start: int
+    end: int
+    entry: Entry
+
+
+_FIELDS = ("code", "message", "default", "when", "distinguish", "action")
+
+
+class Knowledge:
+    def __init__(self, entries: list[Entry], titles: dict[str, str]):
+        self.entries = entries
+        self.titles = titles
+        self._by_name = {e.name.lower(): e for e in entries}
+        self._by_code = {(e.table, e.code): e for e in entries if e.code is not None}
+        self._messages = [(e.message.lower(), e) for e in entries
+                          if e.message and e.table in ("nccl-result", "cuda-error") and e.code]
+
+    @classmethod
+    def load(cls, directory: Path) -> "Knowledge":
+        entries, titles = [], {}
+        for path in sorted(directory.glob("*.toml")):
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            table = data["table"]
+            titles[table] = data.get("title", table)
+            sources = tuple(data.get("sources", ()))
+            for raw in data.get("entry", ()):
+                entries.append(Entry(table=table, name=raw["name"], meaning=raw["meaning"],
+                                     references=tuple(raw.get("references", ())), sources=sources,
+                                     **{k: raw[k] for k in _FIELDS if k in raw}))
+        return cls(entries, titles)
+
+    def get(self, name: str) -> Entry | None:
+        return self._by_name.get(name.lower())
+
+    def signal(self, number: int) -> Entry | None:
+        return self._by_code.get(("exit", number)) if 0 < number < 65 and self._is_signal(number) else None
+
+    def _is_signal(self, number: int) -> bool:
+        entry = self._by_code.get(("exit", number))
+        return entry is not None and entry.name.startswith("SIG")
+
+    def exit_status(self, status: int) -> Entry | None:
+        """torchelastic's exitcode: negative is a signal; a shell's 128+N is signal N."""
+        if status < 0:
+            return self.signal(-status)
+        return self.get(f"exit {status}") or (self.signal(status - 128) if status > 128 else None)
+
+    def terms(self, line: str) -> Iterator[Term]:
+        for m in _NAME.finditer(line):
+            if entry := self.get(m.group(0)):
+                yield Term(m.start(), m.end(), entry)
+        for m in _XID.finditer(line):
+            if entry := self._by_code.get(("xid", int(m.group(1)))):
+                yield Term(m.start(), m.end(), entry)
+        for m in _STATUS.finditer(line):
+            if entry := self.exit_status(int(m.group("status"))):
+                yield Term(m.start(), m.end(), entry)
+        for m in _SIGNAL_NUMBER.finditer(line):
+            if entry := self.signal(int(m.group(1))):
+                yield Term(m.start(), m.end(), entry)
+        lowered = line.lower()
+        for message, entry in self._messages:
+            start = lowered.find(message)
+            if start >= 0:
+                yield Term(start, start + len(message), entry)
+
+    def terms_at(self, line: str, column: int) -> list[Term]:
+        return [t for t in self.terms(line) if t.start <= column <= t.end]
+
+
+_NAME = re.compile(r"\b(?:(?:NCCL|TORCH|GLOO|CUDA|PYTORCH|MASTER)_[A-Z0-9_]+|nccl[A-Z]\w+|cudaError\w+|SIG[A-Z]{2,6})\b")
+_XID = re.compile(r"\bXid\b(?: \([^)]*\))?:\s*(\d+)")
+_STATUS = re.compile(r"\b(?:exitcode|exit code|exit status|exited with code)\s*:?\s*(?P<status>-?\d+)", re.IGNORECASE)
+_SIGNAL_NUMBER = re.compile(r"\bSignal (\d+)\b")
+
+
+def render_entry(entry: Entry, titles: dict[str, str]) -> str:
+    """Markdown for a hover or `firstfault explain`."""
+    head = f"**{entry.name}**" + (f" ({entry.code})" if entry.code is not None and entry.table != "exit" else "")
+    out = [f"{head} — {titles.get(entry.table, entry.table)}", "", entry.meaning]
+    if entry.message:
+        out += ["", f"Printed as: `{entry.message}`"]
+    for label, value in (("Default", entry.default), ("When to set it", entry.when),
+                         ("What tells it apart", entry.distinguish), ("Action", entry.action)):
+        if value:
+            out += ["", f"*{label}:* {value}"]
+    if entry.references:
+        out += ["", "Related failures: " + ", ".join(f"`{r}`" for r in entry.references)]
+    if entry.sources:
+        out += ["", "Source: " + " · ".join(entry.sources)]
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""The language server: thin LSP handlers over the engine (pygls 2)."""

@@ -1,0 +1,469 @@
+"""`firstfault lsp`: diagnostics, hovers, code actions, code lens, symbols and commands on logs.
+
+Handlers only translate; the engine, annotations and text modules decide. Analyses run on one worker
+thread so the event loop keeps answering hovers while a big log is read."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from firstfault import __version__
+from firstfault.advice import env_block, evidence_excerpt
+from firstfault.annotations import LineNote, annotate, classify, events_at
+from firstfault.context import source_from_path
+from firstfault.diagnosis import Report
+from firstfault.engine import Engine, TextInput, path_input, text_input
+from firstfault.hovertext import line_markdown
+from firstfault.knowledge import Knowledge, render_entry
+from firstfault.loader import builtin_dir, load_library
+from firstfault.lsp import convert
+from firstfault.lsp.settings import Settings, parse
+from firstfault.reader import InputError
+from firstfault.render import markdown_report
+
+DIAGNOSE = "firstfault.server.diagnose"
+DIAGNOSE_FILE = "firstfault.server.diagnoseFile"
+# Client commands the code actions and lenses call (the VS Code client implements them).
+COPY, RUN, OPEN_REFERENCE, REVEAL = ("firstfault.copyToClipboard", "firstfault.runInTerminal",
+                                     "firstfault.openReference", "firstfault.revealLine")
+_RANK_IN_NAME = re.compile(r"((?:^|[^a-z])rank[-_.]?)\d+", re.IGNORECASE)
+
+
+class Cancelled(Exception):
+    pass
+
+
+@attrs.define
+class Analysis:
+    report: Report
+    uris: list[str]  # input index -> URI
+    notes: dict[int, list[LineNote]]
+    versions: dict[str, int | None]
+
+    def index_of(self, uri: str) -> int | None:
+        return self.uris.index(uri) if uri in self.uris else None
+
+
+class FirstfaultServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("firstfault", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.engine = Engine(load_library())
+        self.knowledge = Knowledge.load(builtin_dir() / "knowledge")
+        self.analyses: dict[str, Analysis] = {}  # URI -> the analysis covering it
+        self.pending: dict[str, asyncio.Task] = {}  # group key -> scheduled analysis
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="firstfault-analysis")
+        self.reported_errors: set[str] = set()
+        self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
+
+    # --- messages -------------------------------------------------------------------------------
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self.window_log_message(types.LogMessageParams(kind, message))
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        self.window_show_message(types.ShowMessageParams(kind, message))
+
+    # --- settings and library -------------------------------------------------------------------
+    def apply_settings(self, raw: Any) -> None:
+        settings, problems = parse(raw)
+        if problems:
+            self.show("firstfault: invalid settings, using defaults for: " + "; ".join(problems))
+        self.settings = settings
+        roots = [Path(to_fs_path(f.uri)) for f in (self.workspace.folders or {}).values() if to_fs_path(f.uri)]
+        library = load_library(settings.effective_signature_dirs(roots), disabled=settings.disabled_references)
+        new_errors = [e for e in library.errors if e not in self.reported_errors]
+        for error in new_errors:
+            self.log(f"signature error: {error}", types.MessageType.Error)
+        if new_errors:
+            self.reported_errors.update(new_errors)
+            self.show(f"firstfault: {len(new_errors)} signature file problem(s) ({new_errors[0]}); "
+                      "the other signatures are in use. See the firstfault log for all.")
+        self.engine = Engine(library)
+
+    # --- analysis -------------------------------------------------------------------------------
+    def group_of(self, uri: str) -> tuple[str, list[str]]:
+        """A job's per-rank logs (rank0.log, rank1.log, ...) open or in one folder are analysed together."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if not path or source_from_path(path)[0].rank is None:
+            return uri, [uri]
+        folder, name = Path(path).parent, Path(path).name
+        key = _RANK_IN_NAME.sub(r"\1#", name)
+        members = {u for u in self.workspace.text_documents if u.startswith("file:")
+                   and (p := to_fs_path(u)) and Path(p).parent == folder and _RANK_IN_NAME.sub(r"\1#", Path(p).name) == key}
+        budget = self.settings.sibling_bytes
+        try:
+            siblings = sorted(folder.iterdir())
+        except OSError:
+            siblings = []
+        for sibling in siblings:
+            if sibling.is_file() and sibling.name != name and _RANK_IN_NAME.sub(r"\1#", sibling.name) == key:
+                size = sibling.stat().st_size
+                if size <= budget:
+                    budget -= size
+                    members.add(from_fs_path(str(sibling)))
+        members.add(uri)
+        return f"{folder}/{key}", sorted(members, key=_rank_order)
+
+    def schedule(self, uri: str, delay: float) -> None:
+        key, members = self.group_of(uri)
+        previous = self.pending.pop(key, None)
+        if previous is not None:
+            previous.cancel()
+        self.pending[key] = asyncio.get_running_loop().create_task(self._run(key, members, delay))
+
+    async def _run(self, key: str, members: list[str], delay: float) -> None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            inputs, versions = self._inputs(members)
+            report = await asyncio.get_running_loop().run_in_executor(self.worker, self.engine.analyze, inputs)
+            open_now = set(self.workspace.text_documents)
+            if not any(u in open_now for u in members):
+                return  # every document was closed while it was analysed
+            if any(self._version(u) != v for u, v in versions.items()):
+                return  # changed meanwhile: the newer change has its own run scheduled
+            self.publish(Analysis(report, members, {}, versions))
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            self.log(f"analysis of {key} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+        finally:
+            if self.pending.get(key) is asyncio.current_task():
+                del self.pending[key]
+
+    def _version(self, uri: str) -> int | None:
+        doc = self.workspace.text_documents.get(uri)
+        return doc.version if doc is not None else None
+
+    def _inputs(self, members: list[str]) -> tuple[list[TextInput], dict[str, int | None]]:
+        inputs, versions = [], {}
+        for uri in members:
+            doc = self.workspace.text_documents.get(uri)
+            name = to_fs_path(uri) or uri
+            if doc is not None:
+                inputs.append(text_input(doc.source, name))
+                versions[uri] = doc.version
+            else:
+                inputs.append(path_input(name))
+        return inputs, versions
+
+    def publish(self, analysis: Analysis) -> None:
+        analysis.notes = annotate(analysis.report, self.engine.library.references,
+                                  self.settings.max_diagnostics_per_file)
+        for index, uri in enumerate(analysis.uris):
+            self.analyses[uri] = analysis
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, self.diagnostics(analysis, index)))
+
+    def diagnostics(self, analysis: Analysis, index: int) -> list[types.Diagnostic]:
+        by_path = {str(info.path): analysis.uris[i] for i, info in enumerate(analysis.report.inputs)}
+        refs = self.engine.library.references
+        out = []
+        for note in analysis.notes.get(index, []):
+            ref = refs.get(note.event.reference_id)
+            d = convert.diagnostic(note, lambda i: analysis.uris[i] if i < len(analysis.uris) else None,
+                                   by_path.get, ref.references[0] if ref and ref.references else None)
+            if convert.keep(d.severity, self.settings.minimum_severity):
+                out.append(d)
+        return out
+
+    def forget(self, uri: str) -> None:
+        analysis = self.analyses.pop(uri, None)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+        if analysis is None:
+            return
+        open_now = set(self.workspace.text_documents)
+        if not any(u in open_now for u in analysis.uris):
+            for other in analysis.uris:
+                if self.analyses.get(other) is analysis:
+                    del self.analyses[other]
+                    self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(other, []))
+        key, _ = self.group_of(uri)
+        if not any(u in open_now for u in analysis.uris) and (task := self.pending.pop(key, None)):
+            task.cancel()
+
+    async def diagnose_file(self, uri: str) -> dict[str, Any]:
+        path = to_fs_path(uri) if uri.startswith("file:") else uri
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+        token: str | None = None
+        window = self.client_capabilities.window
+        if window is not None and window.work_done_progress:
+            token = f"firstfault-{id(stop)}"
+            await self.work_done_progress.create_async(token)
+        if token is not None:
+            self.progress_stops[str(token)] = stop
+            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                title="firstfault: reading log", message=Path(path).name, percentage=0, cancellable=True))
+        last = [-1]
+
+        def progress(done: int, total: int) -> None:
+            if stop.is_set():
+                raise Cancelled()
+            percent = done * 100 // max(total, 1)
+            if token is not None and percent != last[0]:
+                last[0] = percent
+                message = f"{done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
+                loop.call_soon_threadsafe(self.work_done_progress.report, token,
+                                          types.WorkDoneProgressReport(message=message, percentage=percent))
+
+        try:
+            report = await loop.run_in_executor(self.worker, functools.partial(
+                self.engine.analyze_paths, [path], progress))
+        except (asyncio.CancelledError, Cancelled):
+            stop.set()
+            return {"cancelled": True}
+        finally:
+            if token is not None:
+                self.progress_stops.pop(str(token), None)
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        self.publish(Analysis(report, [uri], {}, {}))
+        return {"cancelled": False, "report": report.to_json()}
+
+    # --- requests -------------------------------------------------------------------------------
+    def hover(self, uri: str, position: types.Position) -> types.Hover | None:
+        line_text = self._line_text(uri, position.line)
+        parts = []
+        analysis = self.analyses.get(uri)
+        if analysis is not None and (index := analysis.index_of(uri)) is not None:
+            events = events_at(analysis.report, index, position.line + 1)
+            if events:
+                kind, diagnosis = classify(analysis.report, events[0])
+                parts.append(line_markdown(analysis.report, events[0], kind, diagnosis,
+                                           self.engine.library.references))
+                line_text = line_text if line_text is not None else events[0].text
+        if line_text is not None:
+            seen = set()
+            for term in self.knowledge.terms_at(line_text, position.character):
+                if term.entry.name not in seen:
+                    seen.add(term.entry.name)
+                    parts.append(render_entry(term.entry, self.knowledge.titles))
+        if not parts:
+            return None
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
+
+    def _line_text(self, uri: str, line: int) -> str | None:
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        lines = doc.lines
+        return lines[line].rstrip("\r\n") if line < len(lines) else None
+
+    def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
+        analysis = self.analyses.get(uri)
+        index = analysis.index_of(uri) if analysis else None
+        if analysis is None or index is None:
+            return []
+        report = analysis.report
+        refs = self.engine.library.references
+        lines = range(rng.start.line + 1, rng.end.line + 2)
+        events = [e for line in lines for e in events_at(report, index, line)]
+        if not events:
+            return []
+        kind, diagnosis = classify(report, events[0])
+        ref = refs.get(diagnosis.id if diagnosis else events[0].reference_id)
+        actions: list[types.CodeAction] = []
+
+        def action(title: str, command: str, *arguments: Any) -> None:
+            actions.append(types.CodeAction(title, kind=types.CodeActionKind.QuickFix,
+                                            command=types.Command(title, command, arguments=list(arguments))))
+
+        if ref is not None and ref.fix:
+            action(f"firstfault: copy the fix for {ref.title}", COPY, "\n".join(f"- {f}" for f in ref.fix) + "\n",
+                   "fix")
+        if diagnosis is not None:
+            for cmd in diagnosis.verify:
+                action(f"firstfault: run '{cmd.title}' in a terminal (asks first)", RUN,
+                       {"title": cmd.title, "argv": list(cmd.argv), "command": cmd.command, "complete": cmd.complete})
+        if ref is not None and ref.references:
+            action(f"firstfault: open the reference for {ref.title}", OPEN_REFERENCE, ref.id, ref.references[0])
+        init = diagnosis.initiator if diagnosis else None
+        if init is not None and init.line and kind != "initiator":
+            target = self._uri_of_path(analysis, init.path) or uri
+            action(f"firstfault: go to the first failure (line {init.line})", REVEAL, target, init.line - 1)
+        action("firstfault: copy the environment that makes the next failure diagnosable", COPY,
+               env_block(diagnosis), "environment")
+        action("firstfault: copy a redacted evidence excerpt", COPY, evidence_excerpt(report), "evidence")
+        return actions
+
+    def _uri_of_path(self, analysis: Analysis, path: str | None) -> str | None:
+        for i, info in enumerate(analysis.report.inputs):
+            if str(info.path) == path and i < len(analysis.uris):
+                return analysis.uris[i]
+        return None
+
+    def code_lens(self, uri: str) -> list[types.CodeLens]:
+        analysis = self.analyses.get(uri)
+        if analysis is None or (title := convert.lens_title(analysis.report)) is None:
+            return []
+        init = analysis.report.diagnoses[0].initiator
+        if init is None or not init.line:
+            return [types.CodeLens(convert.line_range(1), types.Command(title, ""))]
+        target = self._uri_of_path(analysis, init.path) or uri
+        return [types.CodeLens(convert.line_range(1), types.Command(title, REVEAL, arguments=[target, init.line - 1]))]
+
+    def document_symbols(self, uri: str) -> list[types.DocumentSymbol]:
+        analysis = self.analyses.get(uri)
+        index = analysis.index_of(uri) if analysis else None
+        if analysis is None or index is None:
+            return []
+        return convert.symbols(analysis.report, index, analysis.notes.get(index, []))
+
+    def diagnose(self, argument: Any) -> dict[str, Any]:
+        """{"text": ..., "name": ...} or {"uri": ...} or a URI string → the report and its markdown."""
+        if isinstance(argument, str):
+            argument = {"uri": argument}
+        if not isinstance(argument, dict) or not ("text" in argument or "uri" in argument):
+            raise ValueError('diagnose takes {"text": ...} or {"uri": ...}')
+        if isinstance(argument.get("text"), str):
+            report = self.engine.analyze_text(argument["text"], str(argument.get("name") or "<selection>"))
+        else:
+            uri = str(argument["uri"])
+            doc = self.workspace.text_documents.get(uri)
+            name = (to_fs_path(uri) if uri.startswith("file:") else None) or uri
+            report = (self.engine.analyze([text_input(doc.source, name)]) if doc is not None
+                      else self.engine.analyze_paths([name]))
+        return {"report": report.to_json(), "markdown": markdown_report(report)}
+
+
+def _rank_order(uri: str) -> tuple:
+    rank = source_from_path(to_fs_path(uri) or uri)[0].rank
+    return (rank if rank is not None else 1 << 30, uri)
+
+
+def guarded(server: FirstfaultServer, default: Callable[[], Any] = lambda: None):
+    """Every handler logs its own errors and answers something: the server never dies on input."""
+    def wrap(fn):
+        if asyncio.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def run_async(*args, **kwargs):
+                try:
+                    return await fn(*args, **kwargs)
+                except (InputError, ValueError) as exc:
+                    server.show(f"firstfault: {exc}", types.MessageType.Error)
+                    return default()
+                except Exception:
+                    server.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+                    return default()
+            return run_async
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (InputError, ValueError) as exc:
+                server.show(f"firstfault: {exc}", types.MessageType.Error)
+                return default()
+            except Exception:
+                server.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+                return default()
+        return run
+    return wrap
+
+
+def build() -> FirstfaultServer:
+    server = FirstfaultServer()
+    safe = functools.partial(guarded, server)
+
+    @server.feature(types.INITIALIZE)
+    @safe()
+    def initialize(params: types.InitializeParams) -> None:
+        server.apply_settings(params.initialization_options)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @safe()
+    def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        server.apply_settings(params.settings)
+        for uri in list(server.workspace.text_documents):
+            server.schedule(uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @safe()
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        server.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @safe()
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        server.schedule(params.text_document.uri, server.settings.debounce_ms / 1000)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @safe()
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        server.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @safe()
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        server.forget(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @safe()
+    def hover(params: types.HoverParams) -> types.Hover | None:
+        return server.hover(params.text_document.uri, params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @safe(list)
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return server.code_actions(params.text_document.uri, params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @safe(list)
+    def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        return server.code_lens(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @safe(list)
+    def document_symbol(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+        return server.document_symbols(params.text_document.uri)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    @safe()
+    def progress_cancel(params: types.WorkDoneProgressCancelParams) -> None:
+        if (stop := server.progress_stops.get(str(params.token))) is not None:
+            stop.set()
+
+    @server.command(DIAGNOSE)
+    @safe()
+    def diagnose(*args: Any) -> dict[str, Any] | None:
+        return server.diagnose(_first(args))
+
+    @server.command(DIAGNOSE_FILE)
+    @safe()
+    async def diagnose_file(*args: Any) -> dict[str, Any] | None:
+        argument = _first(args)
+        uri = argument.get("uri") if isinstance(argument, dict) else argument
+        if not isinstance(uri, str):
+            raise ValueError("diagnoseFile takes a file URI")
+        return await server.diagnose_file(uri)
+
+    return server
+
+
+def _first(args: tuple) -> Any:
+    """pygls passes a command's arguments either spread or as one list."""
+    if len(args) == 1 and isinstance(args[0], list):
+        args = tuple(args[0])
+    return args[0] if args else None
+
+
+def main(tcp: str | None = None) -> int:
+    server = build()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
