@@ -63,10 +63,6 @@ def classify(report: Report, event: Event, current: set[int] | None = None) -> t
     return "failure", top
 
 
-def events_at(report: Report, input_index: int, line: int) -> list[Event]:
-    return [e for e in report.events if e.input_index == input_index and e.line == line]
-
-
 def annotate(report: Report, references: dict[str, Reference], cap: int = 500) -> dict[int, list[LineNote]]:
     """Notes per input index, strongest first, at most `cap` per input."""
     current = current_events(report)

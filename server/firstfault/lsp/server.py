@@ -6,6 +6,7 @@ thread so the event loop keeps answering hovers while a big log is read."""
 from __future__ import annotations
 
 import asyncio
+from array import array
 import functools
 import re
 import threading
@@ -21,9 +22,10 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from firstfault import __version__
 from firstfault.advice import env_block, evidence_excerpt
-from firstfault.annotations import LineNote, annotate, classify, events_at
+from firstfault.annotations import LineNote, annotate, classify, current_events
 from firstfault.context import source_from_path
-from firstfault.diagnosis import Report
+from firstfault.diagnosis import Diagnosis, Report
+from firstfault.matcher import Event
 from firstfault.engine import Engine, TextInput, path_input, text_input
 from firstfault.hovertext import line_markdown
 from firstfault.knowledge import Knowledge, render_entry
@@ -38,6 +40,7 @@ DIAGNOSE_FILE = "firstfault.server.diagnoseFile"
 # Client commands the code actions and lenses call (the VS Code client implements them).
 COPY, RUN, OPEN_REFERENCE, REVEAL = ("firstfault.copyToClipboard", "firstfault.runInTerminal",
                                      "firstfault.openReference", "firstfault.revealLine")
+_LINE_END = re.compile(r"\r\n|\n|\r")
 _RANK_IN_NAME = re.compile(r"((?:^|[^a-z])rank[-_.]?)\d+", re.IGNORECASE)
 
 
@@ -51,9 +54,23 @@ class Analysis:
     uris: list[str]  # input index -> URI
     notes: dict[int, list[LineNote]]
     versions: dict[str, int | None]
+    by_line: dict[tuple[int, int], list[Event]] = attrs.field(factory=dict)
+    current: set[int] = attrs.field(factory=set)  # ids of the last attempt's events
+
+    def __attrs_post_init__(self) -> None:
+        for event in self.report.events:
+            self.by_line.setdefault((event.input_index, event.line), []).append(event)
+        self.current = current_events(self.report)
 
     def index_of(self, uri: str) -> int | None:
         return self.uris.index(uri) if uri in self.uris else None
+
+    def events_at(self, uri: str, line: int) -> list[Event]:
+        index = self.index_of(uri)
+        return self.by_line.get((index, line), []) if index is not None else []
+
+    def classify(self, event: Event) -> tuple[str, Diagnosis | None]:
+        return classify(self.report, event, self.current)
 
 
 class FirstfaultServer(LanguageServer):
@@ -67,6 +84,7 @@ class FirstfaultServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="firstfault-analysis")
         self.reported_errors: set[str] = set()
         self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
+        self.line_starts: dict[str, tuple[int | None, array]] = {}  # URI -> (version, line start offsets)
 
     # --- messages -------------------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -179,6 +197,7 @@ class FirstfaultServer(LanguageServer):
         return out
 
     def forget(self, uri: str) -> None:
+        self.line_starts.pop(uri, None)
         analysis = self.analyses.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         if analysis is None:
@@ -236,10 +255,10 @@ class FirstfaultServer(LanguageServer):
         line_text = self._line_text(uri, position.line)
         parts = []
         analysis = self.analyses.get(uri)
-        if analysis is not None and (index := analysis.index_of(uri)) is not None:
-            events = events_at(analysis.report, index, position.line + 1)
+        if analysis is not None:
+            events = analysis.events_at(uri, position.line + 1)
             if events:
-                kind, diagnosis = classify(analysis.report, events[0])
+                kind, diagnosis = analysis.classify(events[0])
                 parts.append(line_markdown(analysis.report, events[0], kind, diagnosis,
                                            self.engine.library.references))
                 line_text = line_text if line_text is not None else events[0].text
@@ -254,24 +273,33 @@ class FirstfaultServer(LanguageServer):
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
 
     def _line_text(self, uri: str, line: int) -> str | None:
+        """One line of an open document; line starts are indexed once per version, not split per hover."""
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
             return None
-        lines = doc.lines
-        return lines[line].rstrip("\r\n") if line < len(lines) else None
+        cached = self.line_starts.get(uri)
+        if cached is None or cached[0] != doc.version:
+            source = doc.source
+            starts = array("q", [0])
+            starts.extend(m.end() for m in _LINE_END.finditer(source))
+            cached = self.line_starts[uri] = (doc.version, starts)
+        starts = cached[1]
+        if line >= len(starts):
+            return None
+        end = starts[line + 1] if line + 1 < len(starts) else len(doc.source)
+        return doc.source[starts[line]:end].rstrip("\r\n")
 
     def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
         analysis = self.analyses.get(uri)
-        index = analysis.index_of(uri) if analysis else None
-        if analysis is None or index is None:
+        if analysis is None:
             return []
         report = analysis.report
         refs = self.engine.library.references
-        lines = range(rng.start.line + 1, rng.end.line + 2)
-        events = [e for line in lines for e in events_at(report, index, line)]
+        lines = range(rng.start.line + 1, min(rng.end.line, rng.start.line + 1000) + 2)
+        events = [e for line in lines for e in analysis.events_at(uri, line)]
         if not events:
             return []
-        kind, diagnosis = classify(report, events[0])
+        kind, diagnosis = analysis.classify(events[0])
         ref = refs.get(diagnosis.id if diagnosis else events[0].reference_id)
         actions: list[types.CodeAction] = []
 

@@ -1,0 +1,115 @@
+"""Time the language server as an editor sees it, over stdio.
+
+    python bench/lsp.py [--size-mb 50] [--ranks 64]
+
+Prints: server start to first diagnostics (small log), didOpen of a big log to its diagnostics,
+hover latency p50/p95 on that log, and re-diagnosis after appending 1 MB to it. Debounce is set to
+0 so the figures are the server's own work; an editor adds the configured debounce (300 ms) on edits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out"
+
+
+class Client(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("firstfault-bench", "1")
+        self.published: dict[str, asyncio.Event] = {}
+        self.diagnostics: dict[str, list] = {}
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def publish(params: types.PublishDiagnosticsParams) -> None:
+            self.diagnostics[params.uri] = params.diagnostics
+            self.published.setdefault(params.uri, asyncio.Event()).set()
+
+    async def until_published(self, uri: str) -> list:
+        event = self.published.setdefault(uri, asyncio.Event())
+        await event.wait()
+        event.clear()
+        return self.diagnostics[uri]
+
+
+async def run(size_mb: float, ranks: int) -> None:
+    OUT.mkdir(exist_ok=True)
+    big = OUT / f"lsp-{size_mb:g}MiB-{ranks}ranks.log"
+    if not big.exists():
+        subprocess.run([sys.executable, str(HERE / "generate.py"), str(big), "--size-mb", str(size_mb),
+                        "--ranks", str(ranks)], check=True)
+    small = ROOT / "examples" / "oom-cascade" / "train.log"
+
+    client = Client()
+    started = time.perf_counter()
+    await client.start_io(sys.executable, "-m", "firstfault", "lsp")
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), initialization_options={"firstfault": {"debounceMs": 0}}))
+    client.initialized(types.InitializedParams())
+    await _open(client, small)
+    start_to_first = time.perf_counter() - started
+
+    text = big.read_text()
+    t0 = time.perf_counter()
+    diagnostics = await _open(client, big, text)
+    open_big = time.perf_counter() - t0
+
+    uri = big.as_uri()
+    lines = [d.range.start for d in diagnostics][:200] or [types.Position(0, 0)]
+    latencies = []
+    for i in range(200):
+        position = lines[i % len(lines)]
+        t = time.perf_counter()
+        await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), position))
+        latencies.append((time.perf_counter() - t) * 1000)
+    latencies.sort()
+
+    line_count = text.count("\n")
+    appended = text[-(1 << 20):]
+    appended = appended[appended.index("\n") + 1:]
+    t = time.perf_counter()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+        [types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line_count, 0), types.Position(line_count, 0)), text=appended)]))
+    await client.until_published(uri)
+    append = time.perf_counter() - t
+
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    print(f"server start to first diagnostics (example log)  {start_to_first * 1000:8.0f} ms   target <= 500 ms")
+    print(f"didOpen {big.stat().st_size / 2**20:.0f} MiB log to diagnostics{'':13} {open_big * 1000:8.0f} ms   target <= 1000 ms")
+    print(f"hover p50 / p95 on that log{'':22} {statistics.median(latencies):5.1f} / "
+          f"{latencies[int(len(latencies) * 0.95)]:.1f} ms   target p95 <= 20 ms")
+    print(f"re-diagnosis after appending 1 MiB{'':15} {append * 1000:8.0f} ms   target <= 100 ms")
+
+
+async def _open(client: Client, path: Path, text: str | None = None) -> list:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        path.as_uri(), "log", 1, path.read_text() if text is None else text)))
+    return await client.until_published(path.as_uri())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mb", type=float, default=50)
+    parser.add_argument("--ranks", type=int, default=64)
+    args = parser.parse_args()
+    asyncio.run(run(args.size_mb, args.ranks))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
