@@ -30,7 +30,9 @@ def env_block(diagnosis: Diagnosis | None) -> str:
 
 
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{1,4}(?![\w:])")
+# Full form, or compressed with '::' (so clock times like 16:24:31 are left alone).
+_IPV6 = re.compile(r"(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
+                   r"|(?:[0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{0,4}::(?:[0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{1,4})(?![\w:])")
 _USER_PATH = re.compile(r"(/(?:home|Users|scratch|lustre|gpfs|data)/)([^/\s'\"]+)")
 
 

@@ -30,6 +30,8 @@ def check_library(extra_dirs: list[Path], include_builtin: bool) -> CheckResult:
         for sample in ref.samples:
             samples += 1
             problems.extend(_check_sample(engine, library, ref.id, sample))
+    if include_builtin:
+        problems.extend(_check_knowledge(library))
     examples = sum(len(p.match) + len(p.near_miss) for p in library.patterns())
     return CheckResult(len(library.references), len(library.patterns()), examples, samples, tuple(problems))
 
@@ -50,3 +52,16 @@ def _check_sample(engine, library: Library, ref_id: str, sample) -> list[str]:
     if sample.initiator_rank is not None and rank != sample.initiator_rank:
         return [f"{where}: initiator rank {rank}; expected {sample.initiator_rank}"]
     return []
+
+
+def _check_knowledge(library: Library) -> list[str]:
+    """Every knowledge entry's related failures must be references in the library."""
+    from firstfault.knowledge import Knowledge
+    from firstfault.loader import builtin_dir
+
+    try:
+        knowledge = Knowledge.load(builtin_dir() / "knowledge")
+    except (KeyError, ValueError, TypeError) as exc:
+        return [f"{builtin_dir() / 'knowledge'}: cannot load a knowledge table: {exc!r}"]
+    return [f"knowledge {e.table} '{e.name}': related failure '{r}' is not a reference"
+            for e in knowledge.entries for r in e.references if r not in library.references]

@@ -31,8 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     lsp = sub.add_parser("lsp", help="start the language server on stdio")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead (for debugging)")
 
-    explain = sub.add_parser("explain", help="print a whole reference")
-    explain.add_argument("id")
+    explain = sub.add_parser("explain", help="print a whole reference, or explain an environment variable, "
+                             "NCCL result, CUDA error, exit code, signal or Xid")
+    explain.add_argument("id", metavar="ID_OR_TERM")
 
     sigs = sub.add_parser("signatures", help="list, show or check the signature library")
     sigs_sub = sigs.add_subparsers(dest="action", required=True)
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return serve(args.tcp)
         if args.command == "explain":
-            return _show(args.id, "text", args.signatures)
+            return _explain(args.id, args.signatures)
         if args.action == "list":
             return _list(args.format, args.signatures)
         if args.action == "show":
@@ -140,6 +141,19 @@ def _show(ref_id: str, fmt: str, extra: list[Path]) -> int:
         return EXIT_USAGE
     sys.stdout.write(dumps(reference_json(ref)) if fmt == "json" else reference_text(ref))
     return EXIT_OK
+
+
+def _explain(term: str, extra: list[Path]) -> int:
+    """A reference id, or a term from the knowledge tables (NCCL_DEBUG, SIGABRT, 'Xid 79', ncclSystemError)."""
+    from firstfault.knowledge import Knowledge, render_entry
+    from firstfault.loader import builtin_dir
+
+    knowledge = Knowledge.load(builtin_dir() / "knowledge")
+    entry = knowledge.get(term) or next((t.entry for t in knowledge.terms(term)), None)
+    if entry is not None and term not in _library(extra).references:
+        print(render_entry(entry, knowledge.titles))
+        return EXIT_OK
+    return _show(term, "text", extra)
 
 
 def _check(directory: Path | None, extra: list[Path]) -> int:
