@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from typing import Iterable
 
@@ -66,11 +67,17 @@ def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
     starts = sorted({1, *scan.attempt_starts, *(end + 1 for end in scan.attempt_ends)})
     bounds = list(zip(starts, [*starts[1:], max(scan.lines, starts[-1]) + 1]))
     segments: list[tuple[int, int, list[Event]]] = []
+    # A log can hold a banner per restart, hundreds of thousands in a crash-looping job: stay linear.
+    events = sorted(scan.events, key=lambda e: e.line)
+    lines = [e.line for e in events]
+    markers = set(scan.attempt_starts)
     for lo, hi in bounds:
-        evs = [e for e in scan.events if lo <= e.line < hi]
-        if not segments:
+        evs = events[bisect_left(lines, lo):bisect_left(lines, hi)]
+        if not evs and segments and lo not in markers:  # what the rule below decides for no events
+            segments[-1] = (segments[-1][0], hi - 1, segments[-1][2])
+        elif not segments:
             segments.append((lo, hi - 1, evs))
-        elif _starts_new_attempt(lo, scan.attempt_starts, segments[-1][2], evs):
+        elif _starts_new_attempt(lo, markers, segments[-1][2], evs):
             segments.append((lo, hi - 1, evs))
         else:
             plo, _, pevs = segments[-1]
@@ -78,7 +85,7 @@ def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
     return [s for s in segments if s[2]] or [(1, scan.lines, [])]
 
 
-def _starts_new_attempt(lo: int, start_markers: list[int], before: list[Event], after: list[Event]) -> bool:
+def _starts_new_attempt(lo: int, start_markers: set[int], before: list[Event], after: list[Event]) -> bool:
     """After a launcher banner, or after the agent reported a dead worker: worker failures from a rank
     that already ran (its process was restarted), or from lines that name no rank at all."""
     if lo in start_markers:
