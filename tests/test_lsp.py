@@ -172,7 +172,7 @@ async def test_code_lens_and_symbols(client: LanguageClient):
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(doc))
     assert len(lenses) == 1 and lenses[0].range.start.line == 0
     oom_line = line_of(EXAMPLE, "torch.OutOfMemoryError")
-    assert lenses[0].command.title.startswith(f"first failure: CUDA out of memory on one rank on rank 2 (line {oom_line + 1})")
+    assert lenses[0].command.title.startswith(f"first failure: CUDA out of memory on one rank · rank 2, line {oom_line + 1} · ")
     assert list(lenses[0].command.arguments) == [EXAMPLE.as_uri(), oom_line]
     symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(doc))
     assert [s.name for s in symbols] == ["attempt 1"]

@@ -78,8 +78,7 @@ def lens_title(report: Report) -> str | None:
             place.append(f"rank {init.rank}")
         if init is not None and init.line:
             place.append(f"line {init.line}")
-        head = f"first failure: {top.reference.title}" + (f" on {' '.join(place[:1])}" if place[:1] else "") + \
-               (f" ({place[-1]})" if init is not None and init.line else "")
+        head = f"first failure: {top.reference.title}" + (f" · {', '.join(place)}" if place else "")
     return f"{head} · {top.collateral_total} collateral · {others} other hypothes{'is' if others == 1 else 'es'}"
 
 
