@@ -50,7 +50,7 @@ def evidence_excerpt(report: Report, lines: int = 12) -> str:
         return "firstfault: no failure found\n"
     top = report.diagnoses[0]
     hosts = {e.source.host for e in report.events if e.source.host}
-    hosts |= {v for e in report.events for k, v in e.captures.items() if k in ("host", "peer_host", "hostname")}
+    hosts |= {v for e in report.events for k, v in e.captures.items() if k in ("peer", "rdzv_host")}
     out = [f"firstfault {report.version}: {'undetermined' if top.undetermined else 'first failure'}: "
            f"{top.reference.title} [{top.id}] (confidence {top.confidence:.2f})"]
     if top.initiator:

@@ -131,8 +131,8 @@ def _list(fmt: str, extra: list[Path]) -> int:
     return EXIT_OK
 
 
-def _show(ref_id: str, fmt: str, extra: list[Path]) -> int:
-    library = _library(extra)
+def _show(ref_id: str, fmt: str, extra: list[Path], library=None) -> int:
+    library = library if library is not None else _library(extra)
     ref = library.references.get(ref_id)
     if ref is None:
         close = [r for r in library.references if ref_id.lower() in r.lower()]
@@ -148,12 +148,14 @@ def _explain(term: str, extra: list[Path]) -> int:
     from firstfault.knowledge import Knowledge, render_entry
     from firstfault.loader import builtin_dir
 
-    knowledge = Knowledge.load(builtin_dir() / "knowledge")
-    entry = knowledge.get(term) or next((t.entry for t in knowledge.terms(term)), None)
-    if entry is not None and term not in _library(extra).references:
-        print(render_entry(entry, knowledge.titles))
-        return EXIT_OK
-    return _show(term, "text", extra)
+    library = _library(extra)
+    if term not in library.references:
+        knowledge = Knowledge.load(builtin_dir() / "knowledge")
+        entry = knowledge.get(term) or next((t.entry for t in knowledge.terms(term)), None)
+        if entry is not None:
+            print(render_entry(entry, knowledge.titles))
+            return EXIT_OK
+    return _show(term, "text", extra, library)
 
 
 def _check(directory: Path | None, extra: list[Path]) -> int:

@@ -67,11 +67,8 @@ class Knowledge:
         return self._by_name.get(name.lower())
 
     def signal(self, number: int) -> Entry | None:
-        return self._by_code.get(("exit", number)) if 0 < number < 65 and self._is_signal(number) else None
-
-    def _is_signal(self, number: int) -> bool:
         entry = self._by_code.get(("exit", number))
-        return entry is not None and entry.name.startswith("SIG")
+        return entry if entry is not None and entry.name.startswith("SIG") else None
 
     def exit_status(self, status: int) -> Entry | None:
         """torchelastic's exitcode: negative is a signal; a shell's 128+N is signal N."""

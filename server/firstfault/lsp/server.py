@@ -77,7 +77,7 @@ class FirstfaultServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("firstfault", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
-        self.engine = Engine(load_library())
+        self._engine: Engine | None = None  # built by apply_settings, which initialize always calls
         self.knowledge = Knowledge.load(builtin_dir() / "knowledge")
         self.analyses: dict[str, Analysis] = {}  # URI -> the analysis covering it
         self.pending: dict[str, asyncio.Task] = {}  # group key -> scheduled analysis
@@ -85,6 +85,12 @@ class FirstfaultServer(LanguageServer):
         self.reported_errors: set[str] = set()
         self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
         self.line_starts: dict[str, tuple[int | None, array]] = {}  # URI -> (version, line start offsets)
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = Engine(load_library())
+        return self._engine
 
     # --- messages -------------------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -108,43 +114,50 @@ class FirstfaultServer(LanguageServer):
             self.reported_errors.update(new_errors)
             self.show(f"firstfault: {len(new_errors)} signature file problem(s) ({new_errors[0]}); "
                       "the other signatures are in use. See the firstfault log for all.")
-        self.engine = Engine(library)
+        self._engine = Engine(library)
 
     # --- analysis -------------------------------------------------------------------------------
-    def group_of(self, uri: str) -> tuple[str, list[str]]:
-        """A job's per-rank logs (rank0.log, rank1.log, ...) open or in one folder are analysed together."""
+    def group_key(self, uri: str) -> str:
+        """Per-rank logs of one job (rank0.log, rank1.log, ... in one folder) share a key; other documents are alone."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
         if not path or source_from_path(path)[0].rank is None:
-            return uri, [uri]
-        folder, name = Path(path).parent, Path(path).name
-        key = _RANK_IN_NAME.sub(r"\1#", name)
-        members = {u for u in self.workspace.text_documents if u.startswith("file:")
-                   and (p := to_fs_path(u)) and Path(p).parent == folder and _RANK_IN_NAME.sub(r"\1#", Path(p).name) == key}
+            return uri
+        return str(Path(path).parent / _RANK_IN_NAME.sub(r"\1#", Path(path).name))
+
+    def group_members(self, uri: str, key: str) -> list[str]:
+        """The open documents with this key, and siblings on disk up to the byte budget."""
+        if key == uri:
+            return [uri]
+        members = {u for u in self.workspace.text_documents if self.group_key(u) == key}
         budget = self.settings.sibling_bytes
+        folder = Path(key).parent
         try:
             siblings = sorted(folder.iterdir())
         except OSError:
             siblings = []
         for sibling in siblings:
-            if sibling.is_file() and sibling.name != name and _RANK_IN_NAME.sub(r"\1#", sibling.name) == key:
-                size = sibling.stat().st_size
-                if size <= budget:
-                    budget -= size
-                    members.add(from_fs_path(str(sibling)))
+            sibling_uri = from_fs_path(str(sibling))
+            if sibling_uri in members or self.group_key(sibling_uri) != key or not sibling.is_file():
+                continue
+            size = sibling.stat().st_size
+            if size <= budget:
+                budget -= size
+                members.add(sibling_uri)
         members.add(uri)
-        return f"{folder}/{key}", sorted(members, key=_rank_order)
+        return sorted(members, key=_rank_order)
 
     def schedule(self, uri: str, delay: float) -> None:
-        key, members = self.group_of(uri)
+        key = self.group_key(uri)
         previous = self.pending.pop(key, None)
         if previous is not None:
             previous.cancel()
-        self.pending[key] = asyncio.get_running_loop().create_task(self._run(key, members, delay))
+        self.pending[key] = asyncio.get_running_loop().create_task(self._run(uri, key, delay))
 
-    async def _run(self, key: str, members: list[str], delay: float) -> None:
+    async def _run(self, uri: str, key: str, delay: float) -> None:
         try:
             if delay:
                 await asyncio.sleep(delay)
+            members = self.group_members(uri, key)
             inputs, versions = self._inputs(members)
             report = await asyncio.get_running_loop().run_in_executor(self.worker, self.engine.analyze, inputs)
             open_now = set(self.workspace.text_documents)
@@ -208,8 +221,7 @@ class FirstfaultServer(LanguageServer):
                 if self.analyses.get(other) is analysis:
                     del self.analyses[other]
                     self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(other, []))
-        key, _ = self.group_of(uri)
-        if not any(u in open_now for u in analysis.uris) and (task := self.pending.pop(key, None)):
+        if not any(u in open_now for u in analysis.uris) and (task := self.pending.pop(self.group_key(uri), None)):
             task.cancel()
 
     async def diagnose_file(self, uri: str) -> dict[str, Any]:
@@ -372,30 +384,29 @@ def _rank_order(uri: str) -> tuple:
 
 def guarded(server: FirstfaultServer, default: Callable[[], Any] = lambda: None):
     """Every handler logs its own errors and answers something: the server never dies on input."""
+    def failed(fn, exc: Exception) -> Any:
+        if isinstance(exc, (InputError, ValueError)):
+            server.show(f"firstfault: {exc}", types.MessageType.Error)
+        else:
+            server.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+        return default()
+
     def wrap(fn):
         if asyncio.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def run_async(*args, **kwargs):
                 try:
                     return await fn(*args, **kwargs)
-                except (InputError, ValueError) as exc:
-                    server.show(f"firstfault: {exc}", types.MessageType.Error)
-                    return default()
-                except Exception:
-                    server.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
-                    return default()
+                except Exception as exc:
+                    return failed(fn, exc)
             return run_async
 
         @functools.wraps(fn)
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except (InputError, ValueError) as exc:
-                server.show(f"firstfault: {exc}", types.MessageType.Error)
-                return default()
-            except Exception:
-                server.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", types.MessageType.Error)
-                return default()
+            except Exception as exc:
+                return failed(fn, exc)
         return run
     return wrap
 
