@@ -27,6 +27,8 @@ def test_json_follows_the_contract(capsys):
     assert 0 <= top["confidence"] <= 1
     assert {"rank", "host", "path", "line", "text"} <= top["initiator"].keys()
     assert top["initiator"]["line"] == 32 and top["initiator"]["rank"] == 2
+    # times are the log's own clock: the watchdog lines came ten minutes after the OOM
+    assert all(c["time"] - top["initiator"]["time"] > 590 for c in top["collateral"] if "Watchdog" in c["text"])
     assert all({"rank", "host", "path", "line", "text"} <= c.keys() for c in top["collateral"])
     assert all(isinstance(v["argv"], list) and v["command"] for v in top["verify"])
     confidences = [d["confidence"] for d in data["diagnoses"]]

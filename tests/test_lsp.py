@@ -199,6 +199,14 @@ async def test_diagnose_command_on_pasted_traceback(client: LanguageClient):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_literals_command_lists_failure_literals_for_terminal_links(client: LanguageClient):
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams("firstfault.server.literals", []))
+    by_literal = {entry["literal"]: entry for entry in result}
+    assert by_literal["cuda out of memory"]["reference"] == "cuda-oom"
+    assert len(by_literal) == len(result) > 20 and "error:" not in by_literal
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_change_reanalyses_latest_version_and_close_clears(client: LanguageClient, tmp_path: Path):
     log = tmp_path / "job.log"
     healthy = "step 1 loss 2.31\n"

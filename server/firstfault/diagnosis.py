@@ -35,16 +35,17 @@ class Location:
     col_end: int | None = None
     reference_id: str | None = None
     pattern_id: str | None = None
+    time: float | None = None  # seconds as the log's clock counts them (see context.parse_time)
 
     @classmethod
     def of(cls, event: Event) -> "Location":
         return cls(event.source.rank, event.source.host, event.path, event.line, event.text,
-                   event.col_start, event.col_end, event.reference_id, event.pattern.id)
+                   event.col_start, event.col_end, event.reference_id, event.pattern.id, event.time)
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "host": self.host, "path": self.path, "line": self.line, "text": self.text,
                 "column": self.col_start, "end_column": self.col_end, "reference": self.reference_id,
-                "pattern": self.pattern_id}
+                "pattern": self.pattern_id, "time": self.time}
 
 
 @attrs.frozen

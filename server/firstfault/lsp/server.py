@@ -37,6 +37,7 @@ from firstfault.render import markdown_report
 
 DIAGNOSE = "firstfault.server.diagnose"
 DIAGNOSE_FILE = "firstfault.server.diagnoseFile"
+LITERALS = "firstfault.server.literals"
 # Client commands the code actions and lenses call (the VS Code client implements them).
 COPY, RUN, OPEN_REFERENCE, REVEAL = ("firstfault.copyToClipboard", "firstfault.runInTerminal",
                                      "firstfault.openReference", "firstfault.revealLine")
@@ -360,6 +361,17 @@ class FirstfaultServer(LanguageServer):
             return []
         return convert.symbols(analysis.report, index, analysis.notes.get(index, []))
 
+    def literals(self) -> list[dict[str, str]]:
+        """Lower-cased literals of specific failure patterns, for clients that mark lines outside documents
+        (terminal links); generic ones such as 'Error:' would mark every line."""
+        seen: dict[str, dict[str, str]] = {}
+        for ref in self.engine.library.references.values():
+            for pattern in ref.patterns:
+                if pattern.role in ("cause", "symptom") and not pattern.generic:
+                    for literal in pattern.literals:
+                        seen.setdefault(literal, {"literal": literal, "reference": ref.id, "title": ref.title})
+        return sorted(seen.values(), key=lambda entry: entry["literal"])
+
     def diagnose(self, argument: Any) -> dict[str, Any]:
         """{"text": ..., "name": ...} or {"uri": ...} or a URI string → the report and its markdown."""
         if isinstance(argument, str):
@@ -478,6 +490,11 @@ def build() -> FirstfaultServer:
     @safe()
     def diagnose(*args: Any) -> dict[str, Any] | None:
         return server.diagnose(_first(args))
+
+    @server.command(LITERALS)
+    @safe(list)
+    def literals(*args: Any) -> list[dict[str, str]]:
+        return server.literals()
 
     @server.command(DIAGNOSE_FILE)
     @safe()
