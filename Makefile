@@ -15,9 +15,14 @@ setup: $(BIN)/firstfault
 demo: setup
 	$(BIN)/firstfault diagnose examples/oom-cascade/train.log || [ $$? -eq 1 ]
 
-test: setup
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+
+test: setup node_modules/.package-lock.json
 	$(BIN)/firstfault signatures check
 	$(BIN)/python -m pytest
+	npm run --silent typecheck
+	npm run --silent test:unit
 
 bench: setup
 	$(BIN)/python bench/run.py

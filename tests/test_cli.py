@@ -124,3 +124,12 @@ def test_signatures_check_reports_a_broken_directory(capsys, tmp_path):
     (tmp_path / "broken.toml").write_text('id = "other"\ntitle = "x"\n')
     code, out, _ = run(capsys, "signatures", "check", str(tmp_path))
     assert code == 1 and "broken.toml:1: id 'other' differs from the file name" in out
+
+
+def test_client_fixture_report_is_current(capsys, monkeypatch):
+    """The VS Code client's unit tests read this report; it must be what the engine says today."""
+    fixture = ROOT / "client" / "test" / "unit" / "example-report.json"
+    monkeypatch.chdir(ROOT)
+    _, out, _ = run(capsys, "diagnose", "--format", "json", "examples/oom-cascade/train.log")
+    assert json.loads(fixture.read_text()) == json.loads(out), \
+        "regenerate: firstfault diagnose --format json examples/oom-cascade/train.log > " + str(fixture)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs code-server 4.100.3 (VS Code 1.100.3, the newest release whose npm package accepts Node 20)
+# for the end-to-end tests, without network access beyond npm and Debian packages. Idempotent: a
+# finished install is reused. Prints the install directory on its last line.
+#
+# A plain `npm install code-server` fails offline: its postinstall fetches ripgrep from GitHub, kerberos
+# needs libkrb5-dev and argon2 downloads a prebuilt binary. So: install without scripts, then do what
+# the postinstall would have done, from local parts.
+set -euo pipefail
+VERSION=4.100.3
+DEST=${FIRSTFAULT_CODE_SERVER_DIR:-$HOME/.cache/firstfault/code-server-$VERSION}
+PKG=$DEST/node_modules/code-server
+log() { echo "install-code-server: $*" >&2; }
+
+if [[ -f $DEST/.complete ]]; then echo "$DEST"; exit 0; fi
+
+need_apt=()
+for p in libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev ripgrep chromium; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
+done
+if ((${#need_apt[@]})); then
+  log "installing Debian packages: ${need_apt[*]}"
+  SUDO=; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get install -y -q "${need_apt[@]}" >&2 || { $SUDO apt-get update -q >&2 && $SUDO apt-get install -y -q "${need_apt[@]}" >&2; }
+fi
+
+rm -rf "$DEST" && mkdir -p "$DEST"
+cd "$DEST"
+log "npm install code-server@$VERSION (no scripts)"
+npm init -y >/dev/null
+npm install --no-audit --no-fund --ignore-scripts "code-server@$VERSION" >&2
+
+cd "$PKG/lib/vscode"
+log "installing VS Code's runtime dependencies"
+npm install --no-audit --no-fund --omit=dev --ignore-scripts >&2
+mkdir -p node_modules/@vscode/ripgrep/bin
+cp /usr/bin/rg node_modules/@vscode/ripgrep/bin/rg
+
+log "building native modules"
+NODE_GYP=$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js
+while IFS= read -r gyp; do
+  dir=$(dirname "$gyp")
+  (cd "$dir" && node "$NODE_GYP" rebuild >/dev/null 2>&1) || log "warning: could not build $(basename "$dir")"
+done < <(find node_modules -name binding.gyp -not -path '*/test/*' -not -path '*/node-addon-api/*' | sort)
+
+# What code-server's postinstall.sh links: the asar alias and the platform's remote CLI and browser helper.
+ln -sfn node_modules node_modules.asar
+ln -sfn code-linux.sh bin/remote-cli/code-server
+ln -sfn browser-linux.sh bin/helpers/browser.sh
+
+log "installing built-in extensions' dependencies"
+(cd extensions && npm install --no-audit --no-fund --omit=dev >&2)
+
+cd "$DEST"
+log "building argon2"
+npm rebuild argon2 --build-from-source >&2 || log "warning: argon2 not built (only --auth password needs it)"
+
+node "$PKG/out/node/entry.js" --version >&2
+touch "$DEST/.complete"
+echo "$DEST"

@@ -1,0 +1,272 @@
+import * as fs from "fs";
+import * as vscode from "vscode";
+import { needsDiskDiagnosis } from "./largeFiles";
+import { LinkMatcher, Literal } from "./links";
+import { headline, Report } from "./report";
+import { Origin, ReportView, revealLocation } from "./reportView";
+import { Server, ServerState } from "./server";
+import { Terminals } from "./terminals";
+
+const DIAGNOSE = "firstfault.server.diagnose";
+const DIAGNOSE_FILE = "firstfault.server.diagnoseFile";
+const LITERALS = "firstfault.server.literals";
+
+interface VerifyCommand {
+  title: string;
+  argv: string[];
+  command: string;
+  complete: boolean;
+}
+
+/** What other extensions (and the end-to-end tests) can ask of firstfault. */
+export interface FirstfaultApi {
+  serverState(): ServerState;
+  whenRunning(): Promise<void>;
+  currentReport(): { report: Report; origin: Origin } | undefined;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<FirstfaultApi> {
+  const log = vscode.window.createOutputChannel("firstfault", { log: true });
+  const server = new Server(context, log);
+  const status = vscode.window.createStatusBarItem("firstfault.status", vscode.StatusBarAlignment.Left, 50);
+  status.name = "firstfault";
+  status.command = "firstfault.showReport";
+  let matcher = new LinkMatcher([]);
+  const diskReports = new Map<string, { report: Report; mtime: number }>(); // big logs read from disk, by URI
+
+  const copy = async (text: string, what = "text") => {
+    await vscode.env.clipboard.writeText(String(text));
+    void vscode.window.setStatusBarMessage(`firstfault: copied the ${what}`, 3000);
+  };
+  const run = (command: VerifyCommand) => runVerification(command, copy);
+  const reportView = new ReportView({ copy, run });
+
+  const show = (report: Report, origin: Origin) => {
+    reportView.show(report, origin);
+  };
+  const diagnoseText = async (text: string, name: string): Promise<Report | undefined> => {
+    const result = await server.command<{ report: Report }>(DIAGNOSE, { text, name });
+    return result?.report;
+  };
+  const withErrors = <A extends unknown[]>(fn: (...args: A) => Promise<unknown>) => async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (error) {
+      log.error(String(error instanceof Error ? error.stack : error));
+      void vscode.window.showErrorMessage(`firstfault: ${error instanceof Error ? error.message : error}`);
+    }
+  };
+
+  const terminals = new Terminals({
+    diagnose: diagnoseText,
+    show: (report, subject, name) => show(report, { subject, name }),
+    literals: () => matcher,
+    log,
+  });
+
+  const updateStatus = () => {
+    const state = server.state;
+    status.backgroundColor = undefined;
+    if (state !== "running") {
+      status.text = state === "starting" ? "$(sync~spin) firstfault" : "$(warning) firstfault";
+      status.tooltip = { starting: "firstfault: starting the server", stopped: "firstfault: server stopped", failed: "firstfault: the server keeps stopping — see the log", "no-python": "firstfault: no Python 3.11+ found — see the log", running: "" }[state];
+      status.command = state === "starting" ? undefined : "firstfault.showLog";
+      status.show();
+      return;
+    }
+    status.command = "firstfault.showReport";
+    const uri = activeLogUri();
+    if (!uri) {
+      status.text = "$(pulse) firstfault";
+      status.tooltip = "firstfault: open a log, or run Diagnose Selection / Last Terminal Command";
+      status.show();
+      return;
+    }
+    const disk = diskReports.get(uri.toString());
+    const errors = vscode.languages.getDiagnostics(uri).filter((d) => d.source === "firstfault" && d.severity === vscode.DiagnosticSeverity.Error);
+    const verdict = disk ? headline(disk.report) : errors[0]?.message.split("\n")[0];
+    status.text = verdict ? `$(error) ${truncate(verdict, 60)}` : "$(check) firstfault";
+    status.tooltip = verdict ? `firstfault: ${verdict} — click for the report` : "firstfault: no first failure found in this log";
+    status.backgroundColor = verdict ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+    status.show();
+  };
+
+  const diagnoseFileUri = async (uri: vscode.Uri): Promise<Report | undefined> =>
+    vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `firstfault: reading ${uri.fsPath.split(/[\\/]/).pop()}`, cancellable: true },
+      async (_progress, token) => {
+        const result = await server.commandCancellable<{ cancelled: boolean; report?: Report }>(DIAGNOSE_FILE, token, { uri: uri.toString() });
+        if (!result || result.cancelled || !result.report) return undefined;
+        const mtime = fs.statSync(uri.fsPath).mtimeMs;
+        diskReports.set(uri.toString(), { report: result.report, mtime });
+        updateStatus();
+        return result.report;
+      });
+
+  const checkLargeTabs = async () => {
+    if (server.state !== "running") return;
+    const synced = new Set(vscode.workspace.textDocuments.map((d) => d.uri.toString()));
+    for (const group of vscode.window.tabGroups.all) {
+      for (const tab of group.tabs) {
+        if (!(tab.input instanceof vscode.TabInputText) || tab.input.uri.scheme !== "file") continue;
+        const uri = tab.input.uri;
+        let stat: fs.Stats;
+        try {
+          stat = fs.statSync(uri.fsPath);
+        } catch {
+          continue;
+        }
+        const known = diskReports.get(uri.toString());
+        if (known && known.mtime === stat.mtimeMs) continue;
+        if (!needsDiskDiagnosis(uri.fsPath, stat.size, synced.has(uri.toString()))) continue;
+        diskReports.set(uri.toString(), { report: { version: "", inputs: [], diagnoses: [] }, mtime: stat.mtimeMs }); // in progress: once per version
+        await withErrors(diagnoseFileUri)(uri);
+      }
+    }
+  };
+
+  const loadLiterals = async () => {
+    const literals = await server.command<Literal[]>(LITERALS).catch(() => undefined);
+    matcher = new LinkMatcher(literals ?? []);
+  };
+
+  let resolveRunning: () => void;
+  let running = new Promise<void>((resolve) => (resolveRunning = resolve));
+  context.subscriptions.push(
+    log, server, status, reportView, terminals,
+    server.onState((state) => {
+      updateStatus();
+      if (state === "running") {
+        void loadLiterals().then(() => resolveRunning());
+        void checkLargeTabs();
+      } else if (state === "starting") {
+        running = new Promise<void>((resolve) => (resolveRunning = resolve));
+      }
+    }),
+    vscode.window.onDidChangeActiveTextEditor(updateStatus),
+    vscode.window.tabGroups.onDidChangeTabs(() => {
+      updateStatus();
+      void checkLargeTabs();
+    }),
+    vscode.languages.onDidChangeDiagnostics(updateStatus),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("firstfault.interpreter")) void server.restart("firstfault.interpreter changed");
+      else if (e.affectsConfiguration("firstfault")) server.pushSettings();
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart("the workspace is now trusted")),
+
+    vscode.commands.registerCommand("firstfault.diagnoseSelection", withErrors(async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) {
+        void vscode.window.showInformationMessage("firstfault: open a log or select a traceback first (or use Diagnose File...).");
+        return;
+      }
+      const doc = editor.document;
+      const name = doc.uri.scheme === "file" ? doc.uri.fsPath : doc.uri.toString();
+      const selection = editor.selection;
+      if (selection.isEmpty) {
+        const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: doc.uri.toString() });
+        if (result) show(result.report, { subject: name, name, document: doc.uri, lineOffset: 0 });
+        return;
+      }
+      // Whole lines, so the reader sees each line's rank prefix.
+      const range = new vscode.Range(selection.start.line, 0, selection.end.line, doc.lineAt(selection.end.line).range.end.character);
+      const report = await diagnoseText(doc.getText(range), name);
+      const subject = `${name}, lines ${selection.start.line + 1}–${selection.end.line + 1}`;
+      if (report) show(report, { subject, name, document: doc.uri, lineOffset: selection.start.line });
+    })),
+    vscode.commands.registerCommand("firstfault.diagnoseLastTerminalCommand", withErrors((terminal?: vscode.Terminal) => terminals.diagnoseLast(terminal))),
+    vscode.commands.registerCommand("firstfault.diagnoseTerminalSelection", withErrors((terminal?: vscode.Terminal) => terminals.diagnoseSelection(terminal instanceof Object && "sendText" in terminal ? terminal : undefined))),
+    vscode.commands.registerCommand("firstfault.diagnoseClipboard", withErrors(async () => {
+      const text = await vscode.env.clipboard.readText();
+      if (!text.trim()) {
+        void vscode.window.showInformationMessage("firstfault: the clipboard is empty. Copy a traceback or the failing part of a log first.");
+        return;
+      }
+      const report = await diagnoseText(text, "<clipboard>");
+      if (report) show(report, { subject: "the clipboard", name: "<clipboard>" });
+    })),
+    vscode.commands.registerCommand("firstfault.diagnoseFile", withErrors(async (uri?: vscode.Uri) => {
+      const picked = uri instanceof vscode.Uri ? [uri] : await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: "Diagnose", title: "firstfault: diagnose a log file" });
+      if (!picked?.length) return;
+      const report = await diagnoseFileUri(picked[0]);
+      if (report) show(report, { subject: picked[0].fsPath, name: picked[0].fsPath });
+    })),
+    vscode.commands.registerCommand("firstfault.showReport", withErrors(async () => {
+      const uri = activeLogUri();
+      const disk = uri && diskReports.get(uri.toString());
+      if (uri && disk && disk.report.version) {
+        show(disk.report, { subject: uri.fsPath, name: uri.fsPath });
+      } else if (uri && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) {
+        const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: uri.toString() });
+        const name = uri.scheme === "file" ? uri.fsPath : uri.toString();
+        if (result) show(result.report, { subject: name, name, document: uri, lineOffset: 0 });
+      } else if (reportView.current) {
+        show(reportView.current.report, reportView.current.origin);
+      } else {
+        void vscode.window.showInformationMessage("firstfault: no report yet. Open a log, or run Diagnose Selection, Diagnose File... or Diagnose Last Terminal Command.");
+      }
+    })),
+    vscode.commands.registerCommand("firstfault.restartServer", withErrors(() => server.restart("asked by the user"))),
+    vscode.commands.registerCommand("firstfault.showLog", () => log.show()),
+    vscode.commands.registerCommand("firstfault.openExample", withErrors(async (name = "oom-cascade/train.log") => {
+      const uri = vscode.Uri.joinPath(context.extensionUri, "examples", String(name));
+      await vscode.window.showTextDocument(uri, { preview: false });
+    })),
+    // The commands the server's code actions, lenses and hovers call.
+    vscode.commands.registerCommand("firstfault.copyToClipboard", withErrors((text: string, what?: string) => copy(text, what))),
+    vscode.commands.registerCommand("firstfault.runInTerminal", withErrors((command: VerifyCommand) => run(command))),
+    vscode.commands.registerCommand("firstfault.openReference", withErrors(async (_id: string, url: string) => {
+      if (typeof url === "string" && /^https?:\/\//.test(url)) await vscode.env.openExternal(vscode.Uri.parse(url));
+    })),
+    vscode.commands.registerCommand("firstfault.revealLine", withErrors(async (uri: string, line: number) => {
+      await revealLocation({ subject: "", name: "" }, vscode.Uri.parse(uri).fsPath, Number(line) + 1);
+    })),
+  );
+  updateStatus();
+  void server.start();
+  return {
+    serverState: () => server.state,
+    whenRunning: () => running,
+    currentReport: () => reportView.current,
+  };
+}
+
+export function deactivate(): void {
+  // Subscriptions stop the server.
+}
+
+function activeLogUri(): vscode.Uri | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (editor?.document.languageId === "log") return editor.document.uri;
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputText && !editor ? input.uri : undefined;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * Runs a verification command only after the user has read it and said yes. The argv runs as the
+ * terminal's process, with no shell in between, so values captured from the log are never parsed by one.
+ */
+async function runVerification(command: VerifyCommand, copy: (text: string, what: string) => Promise<void>): Promise<void> {
+  if (!command || !Array.isArray(command.argv) || command.argv.length === 0 || !command.argv.every((a) => typeof a === "string")) {
+    throw new Error("this verification command is malformed; nothing was run.");
+  }
+  if (!vscode.workspace.isTrusted) {
+    const choice = await vscode.window.showWarningMessage(`firstfault runs nothing in an untrusted workspace. The command:\n\n${command.command}`, { modal: true }, "Copy");
+    if (choice === "Copy") await copy(command.command, "verification command");
+    return;
+  }
+  if (!command.complete) {
+    const choice = await vscode.window.showWarningMessage(`This command has parts the log did not tell (<…>); fill them in before running it:\n\n${command.command}`, { modal: true }, "Copy");
+    if (choice === "Copy") await copy(command.command, "verification command");
+    return;
+  }
+  const choice = await vscode.window.showWarningMessage(`Run "${command.title}" in a new terminal?`, { modal: true, detail: command.command }, "Run", "Copy");
+  if (choice === "Copy") await copy(command.command, "verification command");
+  if (choice !== "Run") return;
+  const terminal = vscode.window.createTerminal({ name: `firstfault: ${command.title}`, shellPath: command.argv[0], shellArgs: command.argv.slice(1) });
+  terminal.show();
+}

@@ -1,0 +1,150 @@
+import { Diagnosis, Location, Report, where } from "./report";
+import { formatSpan, layoutTimeline, Timeline } from "./timeline";
+
+export interface PageOptions {
+  nonce: string;
+  cspSource: string;
+  /** False in an untrusted workspace: Run buttons are not shown. */
+  canRun: boolean;
+  /** What was diagnosed, for the heading. */
+  subject: string;
+}
+
+const esc = (s: unknown): string =>
+  String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+const MAX_COLLATERAL_SHOWN = 50;
+
+/**
+ * The report view's whole page. Strict CSP: nothing remote, no inline handlers; the one script and
+ * style carry a nonce. Every value from the log is escaped; buttons carry indices, not commands.
+ */
+export function renderReport(report: Report, o: PageOptions): string {
+  const top = report.diagnoses[0];
+  const body = top ? diagnosisSection(top, report, o) : `<p class="clean">No failure found in ${esc(o.subject)}.</p>`;
+  const others = report.diagnoses.slice(1);
+  const csp = `default-src 'none'; img-src ${o.cspSource} data:; style-src 'nonce-${o.nonce}'; script-src 'nonce-${o.nonce}';`;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp.replace(/"/g, "&quot;")}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>firstfault report</title>
+<style nonce="${o.nonce}">${STYLE}</style></head>
+<body>
+<header><h1>firstfault</h1><p class="subject">${esc(o.subject)}</p></header>
+${body}
+${others.length ? `<section><h2>Competing hypotheses</h2>${others.map((d, i) => hypothesis(d, i + 1)).join("")}</section>` : ""}
+${(report.notes ?? []).length ? `<section><h2>Notes</h2><ul>${report.notes!.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></section>` : ""}
+<script nonce="${o.nonce}">${SCRIPT}</script>
+</body></html>`;
+}
+
+function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string {
+  const verdict = d.undetermined
+    ? `<p class="verdict unsure">Not sure: ${esc(d.title)}. The log cannot tell; check these next.</p>`
+    : `<p class="verdict">${d.initiator ? `<strong>${esc(where(d.initiator))}</strong> started it: ` : ""}${esc(d.title)}</p>`;
+  const confidence = `<p class="confidence">confidence ${Math.round(d.confidence * 100)}%</p>`;
+  const initiator = d.initiator ? `<h2>First failure</h2>${locationList([d.initiator], "initiator")}` : "";
+  const total = d.collateral_total ?? d.collateral.length;
+  const collateral = d.collateral.length
+    ? `<h2>Collateral (${total})</h2>${locationList(d.collateral.slice(0, MAX_COLLATERAL_SHOWN), "collateral")}` +
+      (total > MAX_COLLATERAL_SHOWN ? `<p class="more">and ${total - MAX_COLLATERAL_SHOWN} more</p>` : "")
+    : "";
+  const timeline = layoutTimeline(d);
+  return `<section class="top">${verdict}${confidence}
+${d.summary ? `<p>${esc(d.summary)}</p>` : ""}
+${evidence(d)}
+${d.next_checks.length ? `<h2>Check next</h2><ol>${d.next_checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : ""}
+${timeline ? `<h2>Timeline</h2>${timelineSvg(timeline)}` : ""}
+${initiator}${collateral}
+${d.mechanism ? `<h2>Why it happens</h2><p>${esc(d.mechanism)}</p>` : ""}
+${d.fix.length ? `<h2>Fix</h2><ul>${d.fix.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : ""}
+${d.verify.length ? `<h2>Verify</h2>${d.verify.map((v, i) => verifyRow(v, i, o.canRun)).join("")}` : ""}
+${(d.references ?? []).length ? `<h2>Sources</h2><ul>${d.references!.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>` : ""}
+</section>`;
+}
+
+function evidence(d: Diagnosis): string {
+  const list = (items: string[]) => `<ul>${items.map((e) => `<li>${esc(e)}</li>`).join("")}</ul>`;
+  return (d.evidence.for.length ? `<h2>Evidence for</h2>${list(d.evidence.for)}` : "") +
+    (d.evidence.against.length ? `<h2>Evidence against</h2>${list(d.evidence.against)}` : "");
+}
+
+function hypothesis(d: Diagnosis, index: number): string {
+  return `<details class="hypothesis"><summary>${index}. ${esc(d.title)} — ${Math.round(d.confidence * 100)}%` +
+    `${d.initiator ? `, ${esc(where(d.initiator))}` : ""}</summary>${evidence(d)}` +
+    `${d.initiator ? locationList([d.initiator], "initiator") : ""}</details>`;
+}
+
+function locationList(locations: Location[], kind: string): string {
+  return `<ul class="lines ${kind}">${locations.map((l) =>
+    `<li><a href="#" class="jump" data-path="${esc(l.path)}" data-line="${esc(l.line ?? "")}">` +
+    `${esc(where(l))}, line ${esc(l.line ?? "?")}</a> <code>${esc(l.text.slice(0, 300))}</code></li>`).join("")}</ul>`;
+}
+
+function verifyRow(v: Diagnosis["verify"][number], index: number, canRun: boolean): string {
+  const run = canRun && v.complete ? `<button class="run" data-index="${index}">Run…</button>` : "";
+  const incomplete = v.complete ? "" : `<p class="hint">Fill in the &lt;placeholders&gt; before running it.</p>`;
+  return `<div class="verify"><p>${esc(v.title)}</p><pre>${esc(v.command)}</pre>` +
+    `<button class="copy" data-index="${index}">Copy</button>${run}${incomplete}</div>`;
+}
+
+export function timelineSvg(t: Timeline): string {
+  const rowHeight = 18, left = 170, width = 620, top = 10;
+  const height = top * 2 + t.rows.length * rowHeight + 20;
+  const x = (v: number) => left + v * (width - 20);
+  const rows = t.rows.map((r, i) =>
+    `<text x="${left - 8}" y="${top + i * rowHeight + 13}" text-anchor="end">${esc(r)}</text>` +
+    `<line x1="${left}" x2="${left + width - 20}" y1="${top + i * rowHeight + 9}" y2="${top + i * rowHeight + 9}" class="row"/>`).join("");
+  // Initiator drawn last so collateral at the same spot never hides it.
+  const ordered = [...t.marks].sort((a, b) => (a.kind === "initiator" ? 1 : 0) - (b.kind === "initiator" ? 1 : 0));
+  const marks = ordered.map((m) => {
+    const cx = x(m.x), cy = top + m.row * rowHeight + 9;
+    const label = `${where(m.location)}, line ${m.location.line ?? "?"}`;
+    const attrs = `class="jump ${m.kind}" data-path="${esc(m.location.path)}" data-line="${esc(m.location.line ?? "")}"`;
+    return m.kind === "initiator"
+      ? `<g ${attrs}><title>first failure: ${esc(label)}</title><circle cx="${cx}" cy="${cy}" r="7"/></g>`
+      : `<g ${attrs}><title>collateral: ${esc(label)}</title><rect x="${cx - 4}" y="${cy - 4}" width="8" height="8"/></g>`;
+  }).join("");
+  const axis = t.axis === "time" ? `time from the first failure → (${esc(formatSpan(t.span))} in all)` : "log order → (no timestamps on these lines)";
+  return `<svg class="timeline" role="img" aria-label="timeline" width="${left + width}" height="${height}" xmlns="http://www.w3.org/2000/svg">` +
+    `${rows}${marks}<text x="${left}" y="${height - 4}" class="axis">${axis}</text></svg>` +
+    `<p class="legend"><span class="dot"></span> first failure <span class="square"></span> collateral</p>`;
+}
+
+const STYLE = `
+body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 1.2em 2em; line-height: 1.45; }
+h1 { font-size: 1.3em; margin-bottom: 0; } h2 { font-size: 1.05em; margin-top: 1.4em; }
+.subject { color: var(--vscode-descriptionForeground); margin-top: 0.2em; }
+.verdict { font-size: 1.2em; } .verdict.unsure { color: var(--vscode-editorWarning-foreground); }
+.confidence, .more, .hint { color: var(--vscode-descriptionForeground); }
+code, pre { font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
+pre { background: var(--vscode-textCodeBlock-background); padding: 0.5em; white-space: pre-wrap; word-break: break-all; }
+ul.lines { list-style: none; padding-left: 0; } ul.lines li { margin: 0.3em 0; word-break: break-all; }
+ul.initiator a { color: var(--vscode-errorForeground); font-weight: bold; }
+a { color: var(--vscode-textLink-foreground); cursor: pointer; }
+button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 0.3em 0.9em; margin-right: 0.5em; cursor: pointer; }
+svg.timeline text { fill: var(--vscode-foreground); font-size: 11px; }
+svg.timeline line.row { stroke: var(--vscode-editorIndentGuide-background, #8884); }
+svg.timeline .initiator circle { fill: var(--vscode-errorForeground, #e51400); cursor: pointer; }
+svg.timeline .collateral rect { fill: var(--vscode-editorInfo-foreground, #3794ff); opacity: 0.8; cursor: pointer; }
+.legend .dot, .legend .square { display: inline-block; width: 9px; height: 9px; margin-left: 1em; }
+.legend .dot { border-radius: 50%; background: var(--vscode-errorForeground, #e51400); }
+.legend .square { background: var(--vscode-editorInfo-foreground, #3794ff); }
+details.hypothesis { margin: 0.5em 0; }
+.clean { font-size: 1.1em; }
+`;
+
+const SCRIPT = `
+const vscode = acquireVsCodeApi();
+document.addEventListener('click', (event) => {
+  const target = event.target.closest('.jump, button.copy, button.run');
+  if (!target) return;
+  event.preventDefault();
+  if (target.classList.contains('jump')) {
+    vscode.postMessage({ type: 'reveal', path: target.dataset.path, line: Number(target.dataset.line) });
+  } else {
+    vscode.postMessage({ type: target.classList.contains('run') ? 'run' : 'copy', index: Number(target.dataset.index) });
+  }
+});
+`;

@@ -1,0 +1,200 @@
+import * as fs from "fs";
+import * as path from "path";
+import { execFile } from "child_process";
+import * as vscode from "vscode";
+import { CloseAction, ErrorAction, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from "vscode-languageclient/node";
+import { Candidate, findInterpreter, Found, noInterpreterMessage, Probe, VERSION_PROBE } from "./python";
+import { RestartPolicy } from "./restartPolicy";
+import { effective, interpreterSetting, serverSettings } from "./settings";
+
+export type ServerState = "starting" | "running" | "stopped" | "failed" | "no-python";
+
+/** Client commands the server's code actions and lenses call; hover links may call them too. */
+export const CLIENT_COMMANDS = ["firstfault.copyToClipboard", "firstfault.runInTerminal", "firstfault.openReference", "firstfault.revealLine"];
+
+/**
+ * Owns the language server process: finds Python, starts `python -m firstfault lsp` with the bundled
+ * libraries first on PYTHONPATH, restarts it when it dies (bounded, with backoff) and when a launch
+ * setting changes. Everything else talks to it through `request`.
+ */
+export class Server implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  interpreter: Found | undefined;
+  private readonly policy = new RestartPolicy();
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  readonly onState = this.stateEmitter.event;
+  state: ServerState = "stopped";
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private toldNoPython = false;
+
+  constructor(private readonly context: vscode.ExtensionContext, readonly log: vscode.LogOutputChannel) {}
+
+  async start(): Promise<void> {
+    this.setState("starting");
+    const interpreter = await this.findPython();
+    if (!interpreter) return;
+    this.interpreter = interpreter;
+    const libs = this.libraryPath();
+    const env = { ...process.env, PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), PYTHONUTF8: "1" };
+    const [command, ...prefix] = interpreter.command;
+    const serverOptions: ServerOptions = { command, args: [...prefix, "-m", "firstfault", "lsp"], options: { env } };
+    const clientOptions: LanguageClientOptions = {
+      // Logs of any name: files, untitled buffers (Diagnose Clipboard) and remote files alike.
+      documentSelector: [{ language: "log" }],
+      outputChannel: this.log,
+      initializationOptions: this.settings(),
+      markdown: { isTrusted: { enabledCommands: CLIENT_COMMANDS }, supportHtml: false },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          this.scheduleRestart();
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    this.log.info(`starting the server: ${interpreter.command.join(" ")} -m firstfault lsp (Python ${interpreter.version}, ${interpreter.origin}); PYTHONPATH starts with ${libs}`);
+    const client = new LanguageClient("firstfault", "firstfault", serverOptions, clientOptions);
+    this.client = client;
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.setState("running");
+    });
+    try {
+      await client.start();
+    } catch (error) {
+      this.log.error(`the server did not start: ${error}`);
+      this.scheduleRestart();
+    }
+  }
+
+  async restart(reason: string): Promise<void> {
+    this.log.info(`restarting the server: ${reason}`);
+    this.policy.reset();
+    await this.stop();
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      this.stopping = true;
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.log.warn(`stopping the server: ${error}`);
+      } finally {
+        this.stopping = false;
+      }
+    }
+    this.setState("stopped");
+  }
+
+  /** Sends settings that don't change how the server starts to the running server. */
+  pushSettings(): void {
+    void this.client?.sendNotification("workspace/didChangeConfiguration", { settings: this.settings() });
+  }
+
+  async command<T>(command: string, ...args: unknown[]): Promise<T | undefined> {
+    if (!this.client || this.state !== "running") {
+      throw new Error(this.state === "no-python" ? "firstfault's server is not running: no suitable Python was found." : `firstfault's server is ${this.state}.`);
+    }
+    return (await this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args })) as T | undefined;
+  }
+
+  async commandCancellable<T>(command: string, token: vscode.CancellationToken, ...args: unknown[]): Promise<T | undefined> {
+    if (!this.client || this.state !== "running") throw new Error(`firstfault's server is ${this.state}.`);
+    return (await this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T | undefined;
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+  }
+
+  private setState(state: ServerState): void {
+    this.state = state;
+    this.stateEmitter.fire(state);
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping) return;
+    const delay = this.policy.crashed(Date.now());
+    if (delay === undefined) {
+      this.setState("failed");
+      void vscode.window.showErrorMessage("firstfault's server stopped 6 times in 3 minutes and was not restarted. The log has its last words.", "Show Log", "Restart Server")
+        .then((choice) => {
+          if (choice === "Show Log") this.log.show();
+          if (choice === "Restart Server") void this.restart("asked by the user");
+        });
+      return;
+    }
+    this.setState("starting");
+    this.log.warn(`the server stopped; restarting in ${delay} ms`);
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      const old = this.client;
+      this.client = undefined;
+      void (old ? old.dispose(2000).catch(() => undefined) : Promise.resolve()).then(() => this.start());
+    }, delay);
+  }
+
+  private libraryPath(): string {
+    const bundled = this.context.asAbsolutePath(path.join("bundled", "libs"));
+    // Running from a checkout (extension development): the package source, dependencies from the interpreter.
+    return fs.existsSync(bundled) ? bundled : this.context.asAbsolutePath("server");
+  }
+
+  settings(): { firstfault: Record<string, unknown> } {
+    const config = vscode.workspace.getConfiguration("firstfault");
+    return serverSettings((key) => config.inspect(key), vscode.workspace.isTrusted);
+  }
+
+  private async findPython(): Promise<Found | undefined> {
+    const candidates: Candidate[] = [];
+    const configured = interpreterSetting(effective(vscode.workspace.getConfiguration("firstfault").inspect("interpreter"), vscode.workspace.isTrusted));
+    if (configured) candidates.push({ command: configured, origin: "setting firstfault.interpreter" });
+    const fromExtension = await pythonExtensionInterpreter();
+    if (fromExtension) candidates.push({ command: [fromExtension], origin: "Python extension" });
+    candidates.push({ command: ["python3"], origin: "PATH" }, { command: ["python"], origin: "PATH" });
+    const { found, rejected } = await findInterpreter(candidates, probe);
+    for (const r of rejected) this.log.warn(`interpreter ${r.candidate.command.join(" ")} (${r.candidate.origin}) not used: ${r.reason}`);
+    if (found) return found;
+    this.setState("no-python");
+    const message = noInterpreterMessage(rejected);
+    this.log.error(message);
+    if (!this.toldNoPython) {
+      this.toldNoPython = true;
+      void vscode.window.showErrorMessage(message, "Open Settings", "Show Log").then((choice) => {
+        if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "firstfault.interpreter");
+        if (choice === "Show Log") this.log.show();
+      });
+    }
+    return undefined;
+  }
+}
+
+const probe: Probe = (command) => new Promise((resolve) => {
+  const [file, ...args] = command;
+  execFile(file, [...args, "-c", VERSION_PROBE], { timeout: 15_000 }, (error, stdout, stderr) => {
+    if (error) resolve({ error: (error as NodeJS.ErrnoException).code === "ENOENT" ? "was not found" : `failed: ${String(stderr || error.message).trim().split("\n").pop()}` });
+    else resolve({ version: stdout.trim() });
+  });
+});
+
+/** The Python extension's selected interpreter for the first workspace folder, when it is installed. */
+async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  const extension = vscode.extensions.getExtension("ms-python.python");
+  if (!extension) return undefined;
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    const environments = api?.environments;
+    if (!environments) return undefined;
+    const active = environments.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
+    const resolved = await environments.resolveEnvironment(active);
+    return resolved?.executable?.uri?.fsPath;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,55 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { headline } from "../../src/report";
+import { renderReport } from "../../src/reportHtml";
+import { exampleReport } from "./fixtures";
+
+const options = { nonce: "abc123", cspSource: "vscode-webview://x", canRun: true, subject: "examples/oom-cascade/train.log" };
+
+test("the page states the verdict, the initiator, the hypotheses, the fix and the commands", () => {
+  const html = renderReport(exampleReport(), options);
+  assert.match(html, /<strong>rank 2 on gpu-node-a<\/strong> started it: CUDA out of memory/);
+  assert.match(html, /Competing hypotheses/);
+  assert.match(html, /Collateral \(52\)/);
+  assert.match(html, /<svg class="timeline"/);
+  assert.match(html, /data-line="32"/);
+  assert.match(html, /PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True/);
+  assert.match(html, /<button class="run" data-index="0">Run…<\/button>/);
+});
+
+test("strict CSP: nothing remote, scripts and styles only with the nonce, no inline handlers", () => {
+  const html = renderReport(exampleReport(), options);
+  assert.match(html, /default-src 'none'; img-src vscode-webview:\/\/x data:; style-src 'nonce-abc123'; script-src 'nonce-abc123';/);
+  assert.doesNotMatch(html, /https?:\/\/[^"<\s]*\.(js|css)/);
+  assert.doesNotMatch(html, /\son[a-z]+=/i);
+  assert.equal((html.match(/<script/g) ?? []).length, (html.match(/<script nonce="abc123">/g) ?? []).length);
+});
+
+test("log text is escaped", () => {
+  const report = exampleReport();
+  report.diagnoses[0].initiator!.text = '<img src=x onerror="alert(1)">';
+  const html = renderReport(report, options);
+  assert.ok(html.includes("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"));
+  assert.ok(!html.includes('<img src=x'));
+});
+
+test("untrusted or incomplete commands get Copy, never Run", () => {
+  const report = exampleReport();
+  assert.doesNotMatch(renderReport(report, { ...options, canRun: false }), /class="run"/);
+  report.diagnoses[0].verify = [{ title: "t", argv: ["ibstat", "<device>"], command: "ibstat '<device>'", complete: false }];
+  const html = renderReport(report, options);
+  assert.doesNotMatch(html, /class="run"/);
+  assert.match(html, /class="copy"/);
+});
+
+test("undetermined and clean reports say so", () => {
+  const report = exampleReport();
+  report.diagnoses[0].undetermined = true;
+  report.diagnoses[0].next_checks = ["Set TORCH_DISTRIBUTED_DEBUG=DETAIL and rerun"];
+  assert.match(renderReport(report, options), /Not sure: .*Check next/s);
+  assert.match(renderReport({ ...report, diagnoses: [] }, options), /No failure found in examples\/oom-cascade\/train.log/);
+});
+
+test("headline: who started it and what it caused", () => {
+  assert.equal(headline(exampleReport()), "rank 2 on gpu-node-a: CUDA out of memory on one rank caused Collective operation timed out (NCCL watchdog / gloo) (+1 more)");
+});
