@@ -45,7 +45,7 @@ async def open_and_wait(client: LanguageClient, path: Path, text: str | None = N
     uri = path.as_uri()
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
         uri, "log", 1, path.read_text() if text is None else text)))
-    return await diagnostics_for(client, uri)
+    return await asyncio.wait_for(diagnostics_for(client, uri), 120)  # a guard against hanging, not a timing check
 
 
 async def diagnostics_for(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
@@ -90,6 +90,22 @@ async def test_cascade_initiator_is_error_and_collateral_is_related(client: Lang
     assert (EXAMPLE.as_uri(), oom.range.start.line) in links
     assert len(watchdog.related_information) >= 7
     await close(client, EXAMPLE)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_paths_with_spaces_and_non_ascii_are_diagnosed(client: LanguageClient, tmp_path: Path):
+    # VS Code percent-encodes such URIs and pygls keys its documents decoded: both spellings must meet.
+    folder = tmp_path / "fïrst fault logs"
+    folder.mkdir()
+    log = folder / "train job.log"
+    log.write_text(EXAMPLE.read_text())
+    assert "%20" in log.as_uri()
+    diagnostics = await open_and_wait(client, log)
+    assert [d.range.start.line for d in diagnostics if d.severity == types.DiagnosticSeverity.Error] == [31]
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(log.as_uri()), types.Position(31, 12)))
+    assert hover is not None and "out of memory" in hover.contents.value.lower()
+    await close(client, log)
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -14,11 +14,13 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 
 from firstfault import __version__
 from firstfault.advice import env_block, evidence_excerpt
@@ -100,6 +102,15 @@ class FirstfaultServer(LanguageServer):
     def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         self.window_show_message(types.ShowMessageParams(kind, message))
 
+    # --- open documents -------------------------------------------------------------------------
+    # pygls keys documents by the percent-decoded URI while clients send it encoded (VS Code encodes
+    # spaces and non-ASCII), so every lookup goes through here and the client's own spelling is kept.
+    def document(self, uri: str) -> TextDocument | None:
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> set[str]:
+        return {doc.uri for doc in self.workspace.text_documents.values()}
+
     # --- settings and library -------------------------------------------------------------------
     def apply_settings(self, raw: Any) -> None:
         settings, problems = parse(raw)
@@ -129,7 +140,8 @@ class FirstfaultServer(LanguageServer):
         """The open documents with this key, and siblings on disk up to the byte budget."""
         if key == uri:
             return [uri]
-        members = {u for u in self.workspace.text_documents if self.group_key(u) == key}
+        members = {u for u in self.open_uris() if self.group_key(u) == key}
+        known = {unquote(u) for u in members}
         budget = self.settings.sibling_bytes
         folder = Path(key).parent
         try:
@@ -138,7 +150,7 @@ class FirstfaultServer(LanguageServer):
             siblings = []
         for sibling in siblings:
             sibling_uri = from_fs_path(str(sibling))
-            if sibling_uri in members or self.group_key(sibling_uri) != key or not sibling.is_file():
+            if unquote(sibling_uri) in known or self.group_key(sibling_uri) != key or not sibling.is_file():
                 continue
             size = sibling.stat().st_size
             if size <= budget:
@@ -161,7 +173,7 @@ class FirstfaultServer(LanguageServer):
             members = self.group_members(uri, key)
             inputs, versions = self._inputs(members)
             report = await asyncio.get_running_loop().run_in_executor(self.worker, self.engine.analyze, inputs)
-            open_now = set(self.workspace.text_documents)
+            open_now = self.open_uris()
             if not any(u in open_now for u in members):
                 return  # every document was closed while it was analysed
             if any(self._version(u) != v for u, v in versions.items()):
@@ -176,13 +188,13 @@ class FirstfaultServer(LanguageServer):
                 del self.pending[key]
 
     def _version(self, uri: str) -> int | None:
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.document(uri)
         return doc.version if doc is not None else None
 
     def _inputs(self, members: list[str]) -> tuple[list[TextInput], dict[str, int | None]]:
         inputs, versions = [], {}
         for uri in members:
-            doc = self.workspace.text_documents.get(uri)
+            doc = self.document(uri)
             name = to_fs_path(uri) or uri
             if doc is not None:
                 inputs.append(text_input(doc.source, name))
@@ -216,7 +228,7 @@ class FirstfaultServer(LanguageServer):
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         if analysis is None:
             return
-        open_now = set(self.workspace.text_documents)
+        open_now = self.open_uris()
         if not any(u in open_now for u in analysis.uris):
             for other in analysis.uris:
                 if self.analyses.get(other) is analysis:
@@ -287,7 +299,7 @@ class FirstfaultServer(LanguageServer):
 
     def _line_text(self, uri: str, line: int) -> str | None:
         """One line of an open document; line starts are indexed once per version, not split per hover."""
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.document(uri)
         if doc is None:
             return None
         cached = self.line_starts.get(uri)
@@ -382,7 +394,7 @@ class FirstfaultServer(LanguageServer):
             report = self.engine.analyze_text(argument["text"], str(argument.get("name") or "<selection>"))
         else:
             uri = str(argument["uri"])
-            doc = self.workspace.text_documents.get(uri)
+            doc = self.document(uri)
             name = (to_fs_path(uri) if uri.startswith("file:") else None) or uri
             report = (self.engine.analyze([text_input(doc.source, name)]) if doc is not None
                       else self.engine.analyze_paths([name]))
@@ -436,7 +448,7 @@ def build() -> FirstfaultServer:
     @safe()
     def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
         server.apply_settings(params.settings)
-        for uri in list(server.workspace.text_documents):
+        for uri in server.open_uris():
             server.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
