@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Puts the server and every Python library it needs into bundled/libs for one VS Code target, so the
+# extension runs on any Python 3.11-3.13 without touching the user's environment. pyahocorasick is
+# compiled: its wheel for each Python version lands beside the others (the .so names carry the ABI tag).
+#   bundle-python.sh linux-x64|linux-arm64|darwin-arm64|darwin-x64|win32-x64
+set -euo pipefail
+TARGET=${1:?usage: bundle-python.sh TARGET}
+PYTHON=${PYTHON:-python3}
+VERSIONS=(3.11 3.12 3.13)
+case $TARGET in
+  linux-x64) PLATFORMS=(manylinux2014_x86_64 manylinux_2_17_x86_64) ;;
+  linux-arm64) PLATFORMS=(manylinux2014_aarch64 manylinux_2_17_aarch64) ;;
+  darwin-arm64) PLATFORMS=(macosx_11_0_arm64) ;;
+  darwin-x64) PLATFORMS=(macosx_10_9_x86_64 macosx_10_13_x86_64) ;;
+  win32-x64) PLATFORMS=(win_amd64) ;;
+  *) echo "bundle-python: unknown target $TARGET" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/../.."
+DEST=bundled/libs
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+platform_args=(); for p in "${PLATFORMS[@]}"; do platform_args+=(--platform "$p"); done
+pip() { PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip --disable-pip-version-check -q "$@"; }
+
+pip wheel --no-deps -w "$work/wheel" .
+rm -rf bundled && mkdir -p "$DEST"
+pip install --target "$DEST" --only-binary=:all: --implementation cp --python-version "${VERSIONS[0]}" \
+  "${platform_args[@]}" "$work"/wheel/firstfault-*.whl
+aho=$(ls -d "$DEST"/pyahocorasick-*.dist-info | sed -E 's/.*pyahocorasick-(.*)\.dist-info/\1/')
+for version in "${VERSIONS[@]:1}"; do
+  pip install --target "$work/$version" --no-deps --only-binary=:all: --implementation cp --python-version "$version" \
+    "${platform_args[@]}" "pyahocorasick==$aho"
+  cp "$work/$version"/ahocorasick*.so "$work/$version"/ahocorasick*.pyd "$DEST"/ 2>/dev/null || true
+done
+find "$DEST" -name __pycache__ -prune -exec rm -rf {} +
+rm -rf "$DEST/bin"
+echo "bundle-python: $TARGET, Python ${VERSIONS[*]}: $(ls "$DEST" | grep -c dist-info) packages, $(ls "$DEST" | grep -ciE '^ahocorasick.*\.(so|pyd)$') ahocorasick builds"
