@@ -10,9 +10,17 @@ set -euo pipefail
 VERSION=4.100.3
 DEST=${FIRSTFAULT_CODE_SERVER_DIR:-$HOME/.cache/firstfault/code-server-$VERSION}
 PKG=$DEST/node_modules/code-server
+RECIPE=2  # bump when the steps below change, so an older install is redone
 log() { echo "install-code-server: $*" >&2; }
 
-if [[ -f $DEST/.complete ]]; then echo "$DEST"; exit 0; fi
+if [[ -f $DEST/.complete-$RECIPE ]]; then echo "$DEST"; exit 0; fi
+
+# node-gyp downloads Node's headers unless told where they are; Node's own package ships them.
+NODE_PREFIX=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+if [[ ! -f $NODE_PREFIX/include/node/node.h ]]; then
+  log "Node's headers are not in $NODE_PREFIX/include/node: native modules cannot be built offline"; exit 1
+fi
+export npm_config_nodedir=$NODE_PREFIX
 
 need_apt=()
 for p in libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev ripgrep chromium; do
@@ -40,7 +48,7 @@ log "building native modules"
 NODE_GYP=$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js
 while IFS= read -r gyp; do
   dir=$(dirname "$gyp")
-  (cd "$dir" && node "$NODE_GYP" rebuild >/dev/null 2>&1) || log "warning: could not build $(basename "$dir")"
+  (cd "$dir" && node "$NODE_GYP" rebuild --nodedir="$NODE_PREFIX" >/dev/null 2>&1) || log "warning: could not build $(basename "$dir")"
 done < <(find node_modules -name binding.gyp -not -path '*/test/*' -not -path '*/node-addon-api/*' | sort)
 
 # What code-server's postinstall.sh links: the asar alias and the platform's remote CLI and browser helper.
@@ -56,5 +64,6 @@ log "building argon2"
 npm rebuild argon2 --build-from-source >&2 || log "warning: argon2 not built (only --auth password needs it)"
 
 node "$PKG/out/node/entry.js" --version >&2
-touch "$DEST/.complete"
+[[ -f $PKG/lib/vscode/node_modules/node-pty/build/Release/pty.node ]] || { log "node-pty did not build: terminals would not work"; exit 1; }
+touch "$DEST/.complete-$RECIPE"
 echo "$DEST"

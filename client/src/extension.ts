@@ -23,6 +23,8 @@ export interface FirstfaultApi {
   serverState(): ServerState;
   whenRunning(): Promise<void>;
   currentReport(): { report: Report; origin: Origin } | undefined;
+  /** The verdict last offered for a failed terminal command. */
+  lastOffer(): string | undefined;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<FirstfaultApi> {
@@ -228,6 +230,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
     serverState: () => server.state,
     whenRunning: () => running,
     currentReport: () => reportView.current,
+    lastOffer: () => terminals.lastOffer,
   };
 }
 

@@ -27,6 +27,8 @@ export const ENABLE_SHELL_INTEGRATION =
 export class Terminals implements vscode.Disposable {
   readonly buffers = new TerminalBuffers<vscode.Terminal>();
   private readonly offered = new Once();
+  /** The last verdict offered in a notification. */
+  lastOffer: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly host: TerminalHost) {
@@ -65,7 +67,8 @@ export class Terminals implements vscode.Disposable {
     const key = `${top.id}|${top.initiator?.rank}|${top.initiator?.text}`;
     if (!this.offered.first(key)) return;
     const subject = `terminal "${event.terminal.name}": ${output.commandLine}`;
-    const choice = await vscode.window.showWarningMessage(`firstfault: ${headline(report)}`, "Show");
+    this.lastOffer = headline(report);
+    const choice = await vscode.window.showWarningMessage(`firstfault: ${this.lastOffer}`, "Show");
     if (choice === "Show") this.host.show(report, subject, `terminal: ${output.commandLine}`);
   }
 
