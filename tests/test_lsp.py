@@ -24,6 +24,12 @@ async def client(lsp_client: LanguageClient):
     params = types.InitializeParams(capabilities=client_capabilities("visual-studio-code"),
                                     initialization_options={"firstfault": {"debounceMs": 50}})
     _structure_code_actions_correctly(lsp_client)
+    lsp_client.lens_refreshes = 0
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(*_):
+        lsp_client.lens_refreshes += 1
+
     await lsp_client.initialize_session(params)
     yield
     await lsp_client.shutdown_session()
@@ -65,6 +71,11 @@ async def close(client: LanguageClient, path: Path) -> None:
             pass
 
     await asyncio.wait_for(cleared(), 60)  # a guard against hanging, not a timing check
+
+
+async def _until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
 
 
 def line_of(path: Path, needle: str) -> int:
@@ -190,7 +201,10 @@ async def test_code_actions_on_collateral(client: LanguageClient):
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_code_lens_and_symbols(client: LanguageClient):
+    refreshes = client.lens_refreshes
     await open_and_wait(client, EXAMPLE)
+    # VS Code asked for lenses at open, before the analysis: the server tells it to ask again.
+    await asyncio.wait_for(_until(lambda: client.lens_refreshes > refreshes), 30)
     doc = types.TextDocumentIdentifier(EXAMPLE.as_uri())
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(doc))
     assert len(lenses) == 1 and lenses[0].range.start.line == 0

@@ -209,6 +209,13 @@ class FirstfaultServer(LanguageServer):
         for index, uri in enumerate(analysis.uris):
             self.analyses[uri] = analysis
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, self.diagnostics(analysis, index)))
+        self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        """Editors ask for lenses when a document opens, before its analysis exists: ask them again."""
+        workspace = self.client_capabilities.workspace
+        if workspace is not None and workspace.code_lens is not None and workspace.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
 
     def diagnostics(self, analysis: Analysis, index: int) -> list[types.Diagnostic]:
         by_path = {str(info.path): analysis.uris[i] for i, info in enumerate(analysis.report.inputs)}
