@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup bench
+.PHONY: demo test test-python test-client package setup bench
 
 $(BIN)/firstfault: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +18,22 @@ demo: setup
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
 
-test: setup node_modules/.package-lock.json
+test: test-python test-client
+
+test-python: setup
 	$(BIN)/firstfault signatures check
 	$(BIN)/python -m pytest
+
+# Unit tests, then the linux-x64 .vsix, the packaging test and the end-to-end suite in code-server.
+test-client: node_modules/.package-lock.json
 	npm run --silent typecheck
 	npm run --silent test:unit
+	npm run --silent package
+	npm run --silent test:package
+	npm run --silent test:e2e
+
+package: node_modules/.package-lock.json
+	npm run --silent package
 
 bench: setup
 	$(BIN)/python bench/run.py

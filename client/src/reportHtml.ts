@@ -92,7 +92,7 @@ function verifyRow(v: Diagnosis["verify"][number], index: number, canRun: boolea
 export function timelineSvg(t: Timeline): string {
   const rowHeight = 18, left = 170, width = 620, top = 10;
   const height = top * 2 + t.rows.length * rowHeight + 20;
-  const x = (v: number) => left + v * (width - 20);
+  const x = (v: number) => left + 12 + v * (width - 40);
   const rows = t.rows.map((r, i) =>
     `<text x="${left - 8}" y="${top + i * rowHeight + 13}" text-anchor="end">${esc(r)}</text>` +
     `<line x1="${left}" x2="${left + width - 20}" y1="${top + i * rowHeight + 9}" y2="${top + i * rowHeight + 9}" class="row"/>`).join("");
@@ -107,7 +107,7 @@ export function timelineSvg(t: Timeline): string {
       : `<g ${attrs}><title>collateral: ${esc(label)}</title><rect x="${cx - 4}" y="${cy - 4}" width="8" height="8"/></g>`;
   }).join("");
   const axis = t.axis === "time" ? `time from the first failure → (${esc(formatSpan(t.span))} in all)` : "log order → (no timestamps on these lines)";
-  return `<svg class="timeline" role="img" aria-label="timeline" width="${left + width}" height="${height}" xmlns="http://www.w3.org/2000/svg">` +
+  return `<svg class="timeline" role="img" aria-label="timeline" viewBox="0 0 ${left + width} ${height}" width="100%" xmlns="http://www.w3.org/2000/svg">` +
     `${rows}${marks}<text x="${left}" y="${height - 4}" class="axis">${axis}</text></svg>` +
     `<p class="legend"><span class="dot"></span> first failure <span class="square"></span> collateral</p>`;
 }
@@ -124,6 +124,7 @@ ul.lines { list-style: none; padding-left: 0; } ul.lines li { margin: 0.3em 0; w
 ul.initiator a { color: var(--vscode-errorForeground); font-weight: bold; }
 a { color: var(--vscode-textLink-foreground); cursor: pointer; }
 button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 0.3em 0.9em; margin-right: 0.5em; cursor: pointer; }
+svg.timeline { max-width: 900px; }
 svg.timeline text { fill: var(--vscode-foreground); font-size: 11px; }
 svg.timeline line.row { stroke: var(--vscode-editorIndentGuide-background, #8884); }
 svg.timeline .initiator circle { fill: var(--vscode-errorForeground, #e51400); cursor: pointer; }

@@ -147,9 +147,11 @@ async function uiChecks(browser, origin, ws, report) {
     await page.waitForTimeout(300);
   };
 
-  await step("the Problems panel lists the first failure as an error", async () => {
+  await step("the Problems panel lists the first failure as an error, the lens on line 1 says it", async () => {
     await quickInput("oom-cascade/train.log");
     await page.waitForSelector(".monaco-editor .squiggly-error", { timeout: 120_000 });
+    const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "first failure: CUDA out of memory" }).first();
+    await lens.waitFor({ timeout: 30_000 });
     await quickInput(">View: Focus Problems");
     const row = page.locator(".markers-panel .monaco-list-row", { hasText: "CUDA out of memory" }).first();
     await row.waitFor({ timeout: 30_000 });
@@ -185,6 +187,9 @@ async function uiChecks(browser, origin, ws, report) {
     }, 60_000);
     const verdict = await frame.locator(".verdict").innerText();
     if (!/rank 2 on gpu-node-a/.test(verdict)) throw new Error(`verdict: ${verdict}`);
+    await quickInput(">View: Close Panel");
+    await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
     await page.screenshot({ path: join(SHOTS, "report.png") });
   });
   await context.close();

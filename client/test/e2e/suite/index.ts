@@ -97,7 +97,31 @@ check("a failing terminal command whose output holds a known failure is offered 
   await vscode.commands.executeCommand("firstfault.diagnoseLastTerminalCommand", terminal);
   const shown = await until("the terminal's report", () => (api.currentReport()?.origin.subject.startsWith('terminal "e2e"') ? api.currentReport() : undefined));
   assert(shown.report.diagnoses[0].id === "cuda-oom", `terminal verdict ${shown.report.diagnoses[0].id}`);
+
+  // Diagnose Terminal Selection goes through the clipboard and puts the user's text back.
+  await vscode.env.clipboard.writeText("the user's clipboard");
+  terminal.show();
+  await vscode.commands.executeCommand("workbench.action.terminal.selectAll");
+  await vscode.commands.executeCommand("firstfault.diagnoseTerminalSelection", terminal);
+  const selected = await until("the selection's report", () => (api.currentReport()?.origin.subject.startsWith("terminal selection") ? api.currentReport() : undefined));
+  assert(selected.report.diagnoses[0].id === "cuda-oom", `selection verdict ${selected.report.diagnoses[0]?.id}`);
+  assert((await vscode.env.clipboard.readText()) === "the user's clipboard", "clipboard restored");
   terminal.dispose();
+});
+
+check("a server that dies is restarted and the open log is diagnosed again", async () => {
+  const { execFileSync } = await import("child_process");
+  const children = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" })
+    .split("\n").filter((l) => l.includes("firstfault lsp"));
+  assert(children.length === 1, `expected one server child, found: ${children.join(" | ")}`);
+  const doc = await vscode.workspace.openTextDocument(example());
+  await vscode.window.showTextDocument(doc);
+  process.kill(Number(children[0].trim().split(/\s+/)[0]), "SIGKILL");
+  await until("the server to be restarted", () => api.serverState() !== "running" || undefined, 30_000);
+  await until("the server to run again", () => api.serverState() === "running" || undefined, 60_000);
+  await until("diagnostics from the new server", () => firstfault(example()).some((d) => d.severity === vscode.DiagnosticSeverity.Error) || undefined);
+  await vscode.commands.executeCommand("firstfault.restartServer");
+  await until("the server to run after Restart Server", () => api.serverState() === "running" || undefined, 60_000);
 });
 
 check("a 60 MB log is diagnosed from its tab (VS Code does not sync it to extensions)", async () => {
