@@ -95,9 +95,20 @@ def test_captured_values_are_validated_before_they_reach_a_command(value, expect
 
 def test_command_string_is_shell_quoted():
     cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/logs/my run/rank0.log"})
-    assert not cmd.complete  # a space is outside the safe set
+    assert not cmd.complete  # a value from the log with a space is outside the safe set
     cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/logs/rank0.log"})
     assert cmd.command == "rg -F 'CUDA out of memory' /logs/rank0.log"
+
+
+@pytest.mark.parametrize("path, argv_path, command_path", [
+    ("/logs/my run/rank0.log", "/logs/my run/rank0.log", "'/logs/my run/rank0.log'"),
+    ("wörk space/$(reboot).log", "wörk space/$(reboot).log", "'wörk space/$(reboot).log'"),
+    ("-rf.log", "./-rf.log", "./-rf.log"),
+], ids=["space", "non-ascii-and-metacharacters", "leading-dash"])
+def test_the_users_own_log_path_is_quoted_not_refused(path, argv_path, command_path):
+    cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/from/the/log"}, {"log": path})
+    assert cmd.complete and cmd.argv[-1] == argv_path
+    assert cmd.command == "rg -F 'CUDA out of memory' " + command_path
 
 
 def test_unknown_related_id_is_reported_at_its_line(tmp_path):

@@ -6,6 +6,7 @@ import { headline, Report } from "./report";
 import { Origin, ReportView, revealLocation } from "./reportView";
 import { Server, ServerState } from "./server";
 import { Terminals } from "./terminals";
+import { openVerificationTerminal } from "./verifyTerminal";
 
 const DIAGNOSE = "firstfault.server.diagnose";
 const DIAGNOSE_FILE = "firstfault.server.diagnoseFile";
@@ -34,7 +35,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
   status.name = "firstfault";
   status.command = "firstfault.showReport";
   let matcher = new LinkMatcher([]);
-  const diskReports = new Map<string, { report: Report; mtime: number }>(); // big logs read from disk, by URI
+  // Big logs read from disk, by URI; a report-less entry is being read (each version is read once).
+  const diskReports = new Map<string, { report?: Report; mtime: number }>();
 
   const copy = async (text: string, what = "text") => {
     await vscode.env.clipboard.writeText(String(text));
@@ -86,7 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
     }
     const disk = diskReports.get(uri.toString());
     const errors = vscode.languages.getDiagnostics(uri).filter((d) => d.source === "firstfault" && d.severity === vscode.DiagnosticSeverity.Error);
-    const verdict = disk ? headline(disk.report) : errors[0]?.message.split("\n")[0];
+    const verdict = disk?.report ? headline(disk.report) : errors[0]?.message.split("\n")[0];
     status.text = verdict ? `$(error) ${truncate(verdict, 60)}` : "$(check) firstfault";
     status.tooltip = verdict ? `firstfault: ${verdict} — click for the report` : "firstfault: no first failure found in this log";
     status.backgroundColor = verdict ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
@@ -120,7 +122,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
         const known = diskReports.get(uri.toString());
         if (known && known.mtime === stat.mtimeMs) continue;
         if (!needsDiskDiagnosis(uri.fsPath, stat.size, synced.has(uri.toString()))) continue;
-        diskReports.set(uri.toString(), { report: { version: "", inputs: [], diagnoses: [] }, mtime: stat.mtimeMs }); // in progress: once per version
+        diskReports.set(uri.toString(), { mtime: stat.mtimeMs });
         await withErrors(diagnoseFileUri)(uri);
       }
     }
@@ -196,7 +198,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
     vscode.commands.registerCommand("firstfault.showReport", withErrors(async () => {
       const uri = activeLogUri();
       const disk = uri && diskReports.get(uri.toString());
-      if (uri && disk && disk.report.version) {
+      if (uri && disk?.report) {
         show(disk.report, { subject: uri.fsPath, name: uri.fsPath });
       } else if (uri && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) {
         const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: uri.toString() });
@@ -250,8 +252,8 @@ function truncate(text: string, max: number): string {
 }
 
 /**
- * Runs a verification command only after the user has read it and said yes. The argv runs as the
- * terminal's process, with no shell in between, so values captured from the log are never parsed by one.
+ * Runs a verification command only after the user has read it and said yes. The argv runs directly,
+ * with no shell in between, so values captured from the log are never parsed by one.
  */
 async function runVerification(command: VerifyCommand, copy: (text: string, what: string) => Promise<void>): Promise<void> {
   if (!command || !Array.isArray(command.argv) || command.argv.length === 0 || !command.argv.every((a) => typeof a === "string")) {
@@ -270,6 +272,5 @@ async function runVerification(command: VerifyCommand, copy: (text: string, what
   const choice = await vscode.window.showWarningMessage(`Run "${command.title}" in a new terminal?`, { modal: true, detail: command.command }, "Run", "Copy");
   if (choice === "Copy") await copy(command.command, "verification command");
   if (choice !== "Run") return;
-  const terminal = vscode.window.createTerminal({ name: `firstfault: ${command.title}`, shellPath: command.argv[0], shellArgs: command.argv.slice(1) });
-  terminal.show();
+  openVerificationTerminal(command, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
 }

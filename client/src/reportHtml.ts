@@ -90,16 +90,17 @@ function verifyRow(v: Diagnosis["verify"][number], index: number, canRun: boolea
 }
 
 export function timelineSvg(t: Timeline): string {
-  const rowHeight = 18, left = 170, width = 620, top = 10;
+  // viewBox units; the picture scales to the panel's width, so keep it close to a typical panel.
+  const rowHeight = 22, left = 150, width = 470, top = 10;
   const height = top * 2 + t.rows.length * rowHeight + 20;
   const x = (v: number) => left + 12 + v * (width - 40);
   const rows = t.rows.map((r, i) =>
-    `<text x="${left - 8}" y="${top + i * rowHeight + 13}" text-anchor="end">${esc(r)}</text>` +
-    `<line x1="${left}" x2="${left + width - 20}" y1="${top + i * rowHeight + 9}" y2="${top + i * rowHeight + 9}" class="row"/>`).join("");
+    `<text x="${left - 8}" y="${top + i * rowHeight + 14}" text-anchor="end">${esc(r)}</text>` +
+    `<line x1="${left}" x2="${left + width - 20}" y1="${top + i * rowHeight + 10}" y2="${top + i * rowHeight + 10}" class="row"/>`).join("");
   // Initiator drawn last so collateral at the same spot never hides it.
   const ordered = [...t.marks].sort((a, b) => (a.kind === "initiator" ? 1 : 0) - (b.kind === "initiator" ? 1 : 0));
   const marks = ordered.map((m) => {
-    const cx = x(m.x), cy = top + m.row * rowHeight + 9;
+    const cx = x(m.x), cy = top + m.row * rowHeight + 10;
     const label = `${where(m.location)}, line ${m.location.line ?? "?"}`;
     const attrs = `class="jump ${m.kind}" data-path="${esc(m.location.path)}" data-line="${esc(m.location.line ?? "")}"`;
     return m.kind === "initiator"
@@ -124,8 +125,8 @@ ul.lines { list-style: none; padding-left: 0; } ul.lines li { margin: 0.3em 0; w
 ul.initiator a { color: var(--vscode-errorForeground); font-weight: bold; }
 a { color: var(--vscode-textLink-foreground); cursor: pointer; }
 button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 0.3em 0.9em; margin-right: 0.5em; cursor: pointer; }
-svg.timeline { max-width: 900px; }
-svg.timeline text { fill: var(--vscode-foreground); font-size: 11px; }
+svg.timeline { max-width: 760px; }
+svg.timeline text { fill: var(--vscode-foreground); font-size: 13px; }
 svg.timeline line.row { stroke: var(--vscode-editorIndentGuide-background, #8884); }
 svg.timeline .initiator circle { fill: var(--vscode-errorForeground, #e51400); cursor: pointer; }
 svg.timeline .collateral rect { fill: var(--vscode-editorInfo-foreground, #3794ff); opacity: 0.8; cursor: pointer; }

@@ -29,12 +29,18 @@ class VerifyCommand:
         return {"title": self.title, "argv": list(self.argv), "command": self.command, "complete": self.complete}
 
 
-def fill(command: Command, values: dict[str, str]) -> VerifyCommand:
-    """Fill {name} placeholders; a missing or unsafe value stays visible as <name>."""
+def fill(command: Command, values: dict[str, str], own: dict[str, str] | None = None) -> VerifyCommand:
+    """Fill {name} placeholders; a missing or unsafe value stays visible as <name>.
+
+    `values` come from the log and must pass SAFE_VALUE. `own` are the user's own inputs (the log's path):
+    any characters are fine since the argv is quoted or run without a shell, but one that starts with '-'
+    is made a relative path so no program reads it as an option."""
     complete = True
 
     def substitute(m: re.Match[str]) -> str:
         nonlocal complete
+        if own and (mine := own.get(m.group(1))) is not None:
+            return f"./{mine}" if mine.startswith("-") else mine
         value = values.get(m.group(1))
         if value is None or not SAFE_VALUE.fullmatch(value) or value.startswith("-"):
             complete = False

@@ -267,8 +267,6 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     captures: dict[str, str] = {}
     for e in reversed(failures):
         captures.update(e.captures)
-    if initiator is not None and initiator.path:
-        captures.setdefault("log", initiator.path)
     return Diagnosis(
         reference=top.reference,
         confidence=_clamp(confidence),
@@ -277,7 +275,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         collateral_total=len(collateral_events),
         evidence_for=tuple(evidence_for),
         evidence_against=tuple(evidence_against),
-        verify=tuple(fill(c, captures) for c in top.reference.verify),
+        verify=tuple(fill(c, captures, _own_inputs(initiator)) for c in top.reference.verify),
         undetermined=undetermined,
         next_checks=top.reference.next_checks if undetermined or confidence < 0.5 else (),
         events=tuple(top.events),
@@ -305,7 +303,7 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
         collateral_total=0,
         evidence_for=(f"{len(failures)} line(s), first on {first.source.label()} (line {first.line})",),
         evidence_against=against,
-        verify=tuple(fill(c, captures) for c in h.reference.verify),
+        verify=tuple(fill(c, captures, _own_inputs(first)) for c in h.reference.verify),
         events=tuple(h.events),
     )
 
@@ -353,6 +351,11 @@ def _silent_location(rank: int, events: list[Event]) -> Location:
     if mine:
         return attrs.evolve(Location.of(mine[0]), host=host, reference_id=None, pattern_id=None)
     return Location(rank, host, None, None, None)
+
+
+def _own_inputs(place: Event | Location | None) -> dict[str, str]:
+    """Values the user gave rather than the log: the path of the log that holds the first failure."""
+    return {"log": place.path} if place is not None and place.path else {}
 
 
 def _root_cause_remark(events: list[Event], initiator: Location | None) -> list[str]:

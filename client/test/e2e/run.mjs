@@ -47,6 +47,7 @@ writeFileSync(join(userData, "User", "settings.json"), JSON.stringify({
   "extensions.autoUpdate": false,
   "terminal.integrated.shellIntegration.enabled": true,
   "terminal.integrated.defaultProfile.linux": "bash",
+  "terminal.integrated.gpuAcceleration": "off", // DOM rows, so the UI checks can read the terminal
   "workbench.colorTheme": "Default Dark Modern",
 }, null, 2));
 
@@ -132,6 +133,7 @@ async function uiChecks(browser, origin, ws, report) {
       report(false, `UI: ${name}`, String(error?.message ?? error).slice(0, 1500));
     }
   };
+  let reportFrame;
   await page.goto(`${origin}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector(".monaco-workbench", { timeout: 120_000 });
   // The quick input: ">command", ":line" or a file name, typed over whatever prefix it opened with.
@@ -191,6 +193,29 @@ async function uiChecks(browser, origin, ws, report) {
     await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(SHOTS, "report.png") });
+    reportFrame = frame;
+  });
+
+  await step("Run on a verification command shows it and asks first; Cancel runs nothing, Run opens its terminal", async () => {
+    const title = "Find every out-of-memory line in the log";
+    const run = reportFrame.locator(".verify", { hasText: title }).locator("button.run");
+    await run.click();
+    const dialog = page.locator(".monaco-dialog-box", { hasText: title });
+    await dialog.waitFor({ timeout: 30_000 });
+    if (!(await dialog.innerText()).includes("rg -n -F 'CUDA out of memory'")) throw new Error(`the dialog does not show the command: ${await dialog.innerText()}`);
+    await page.screenshot({ path: join(SHOTS, "run-asks-first.png") });
+    await dialog.locator(".monaco-button", { hasText: "Cancel" }).click();
+    await page.waitForTimeout(1000);
+    if (await page.getByText(`firstfault: ${title}`).count()) throw new Error("a terminal was opened after Cancel");
+    await run.click();
+    await dialog.waitFor({ timeout: 30_000 });
+    await dialog.locator(".monaco-button", { hasText: /^Run$/ }).click();
+    // The terminal stays open with the command's output and exit code (xterm's DOM renderer, see settings).
+    const rows = page.locator(".xterm-rows", { hasText: "[firstfault: exit code 0]" }).first();
+    await rows.waitFor({ timeout: 30_000 });
+    const output = await rows.innerText();
+    if (!/32:\[rank2\]: torch\.OutOfMemoryError: CUDA out of memory/.test(output)) throw new Error(`terminal output: ${output.slice(0, 500)}`);
+    await page.screenshot({ path: join(SHOTS, "run-terminal.png") });
   });
   await context.close();
 }
