@@ -3,6 +3,7 @@ import * as path from "path";
 import { execFile } from "child_process";
 import * as vscode from "vscode";
 import { CloseAction, ErrorAction, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State } from "vscode-languageclient/node";
+import { serverArgs } from "./launch";
 import { Candidate, findInterpreter, Found, noInterpreterMessage, Probe, VERSION_PROBE } from "./python";
 import { RestartPolicy } from "./restartPolicy";
 import { effective, interpreterSetting, serverSettings } from "./settings";
@@ -13,8 +14,8 @@ export type ServerState = "starting" | "running" | "stopped" | "failed" | "no-py
 export const CLIENT_COMMANDS = ["firstfault.copyToClipboard", "firstfault.runInTerminal", "firstfault.openReference", "firstfault.revealLine"];
 
 /**
- * Owns the language server process: finds Python, starts `python -m firstfault lsp` with the bundled
- * libraries first on PYTHONPATH, restarts it when it dies (bounded, with backoff) and when a launch
+ * Owns the language server process: finds Python, starts `firstfault lsp` on it from the bundled
+ * libraries (see launch.ts), restarts it when it dies (bounded, with backoff) and when a launch
  * setting changes. Everything else talks to it through `request`.
  */
 export class Server implements vscode.Disposable {
@@ -36,9 +37,8 @@ export class Server implements vscode.Disposable {
     if (!interpreter) return;
     this.interpreter = interpreter;
     const libs = this.libraryPath();
-    const env = { ...process.env, PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), PYTHONUTF8: "1" };
     const [command, ...prefix] = interpreter.command;
-    const serverOptions: ServerOptions = { command, args: [...prefix, "-m", "firstfault", "lsp"], options: { env } };
+    const serverOptions: ServerOptions = { command, args: [...prefix, ...serverArgs(libs)] };
     const clientOptions: LanguageClientOptions = {
       // Logs of any name: files, untitled buffers (Diagnose Clipboard) and remote files alike.
       documentSelector: [{ language: "log" }],
@@ -53,7 +53,7 @@ export class Server implements vscode.Disposable {
         },
       },
     };
-    this.log.info(`starting the server: ${interpreter.command.join(" ")} -m firstfault lsp (Python ${interpreter.version}, ${interpreter.origin}); PYTHONPATH starts with ${libs}`);
+    this.log.info(`starting the server: ${interpreter.command.join(" ")} (Python ${interpreter.version}, ${interpreter.origin}) with ${libs}`);
     const client = new LanguageClient("firstfault", "firstfault", serverOptions, clientOptions);
     this.client = client;
     client.onDidChangeState((e) => {

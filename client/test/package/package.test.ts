@@ -4,11 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from "fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { pathToFileURL } from "url";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { serverArgs } from "../../src/launch";
 
 const ROOT = process.cwd();
 const VSIX = join(ROOT, "build", "firstfault-linux-x64.vsix");
@@ -21,6 +22,9 @@ function unpack(): string {
 }
 
 const extension = unpack();
+const poisoned = mkdtempSync(join(tmpdir(), "poisoned-pythonpath-"));
+mkdirSync(join(poisoned, "pygls"));
+writeFileSync(join(poisoned, "pygls", "__init__.py"), "raise ImportError('the user environment leaked into the server')\n");
 
 /** Interpreters to try: python3 on PATH and any pyenv-style python3.X this machine has. */
 function pythons(): Map<string, string> {
@@ -52,8 +56,9 @@ test("the package holds what the extension needs and nothing it must not", () =>
 
 /** Starts the bundled server as the extension does, opens the example, returns the diagnostics it publishes. */
 async function diagnoseExample(python: string): Promise<{ line: number; severity: number; code: string }[]> {
-  const env = { PATH: process.env.PATH ?? "", PYTHONPATH: join(extension, "bundled", "libs"), PYTHONNOUSERSITE: "1", PYTHONUTF8: "1" };
-  const child = spawn(python, ["-m", "firstfault", "lsp"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  // A PYTHONPATH pointing at a broken package must not matter: the server starts isolated (-I).
+  const env = { ...process.env, PYTHONPATH: poisoned };
+  const child = spawn(python, serverArgs(join(extension, "bundled", "libs")), { env, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));

@@ -112,7 +112,7 @@ check("a failing terminal command whose output holds a known failure is offered 
 check("a server that dies is restarted and the open log is diagnosed again", async () => {
   const { execFileSync } = await import("child_process");
   const children = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" })
-    .split("\n").filter((l) => l.includes("firstfault lsp"));
+    .split("\n").filter((l) => /bundled\/libs lsp\s*$/.test(l));
   assert(children.length === 1, `expected one server child, found: ${children.join(" | ")}`);
   const doc = await vscode.workspace.openTextDocument(example());
   await vscode.window.showTextDocument(doc);
@@ -122,6 +122,14 @@ check("a server that dies is restarted and the open log is diagnosed again", asy
   await until("diagnostics from the new server", () => firstfault(example()).some((d) => d.severity === vscode.DiagnosticSeverity.Error) || undefined);
   await vscode.commands.executeCommand("firstfault.restartServer");
   await until("the server to run after Restart Server", () => api.serverState() === "running" || undefined, 60_000);
+});
+
+check("the walkthrough's Open Example Log opens the bundled example, which gets its verdict", async () => {
+  await vscode.commands.executeCommand("firstfault.openExample");
+  const uri = await until("the example's editor", () => vscode.window.activeTextEditor?.document.uri.path.endsWith("examples/oom-cascade/train.log") ? vscode.window.activeTextEditor.document.uri : undefined, 30_000);
+  await until("its first failure", () => firstfault(uri).some((d) => d.severity === vscode.DiagnosticSeverity.Error && d.range.start.line === 31) || undefined);
+  const walkthroughs = vscode.extensions.getExtension("firstfault.firstfault")!.packageJSON.contributes.walkthroughs;
+  assert(walkthroughs[0].steps.length === 3, "three ways in");
 });
 
 check("a 60 MB log is diagnosed from its tab (VS Code does not sync it to extensions)", async () => {
