@@ -228,6 +228,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
   );
   updateStatus();
   void server.start();
+  void server.watchPythonExtension().then((watch) => watch && context.subscriptions.push(watch));
   return {
     serverState: () => server.state,
     whenRunning: () => running,

@@ -97,15 +97,29 @@ export class Server implements vscode.Disposable {
   }
 
   async command<T>(command: string, ...args: unknown[]): Promise<T | undefined> {
-    if (!this.client || this.state !== "running") {
-      throw new Error(this.state === "no-python" ? "firstfault's server is not running: no suitable Python was found." : `firstfault's server is ${this.state}.`);
-    }
-    return (await this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args })) as T | undefined;
+    return this.commandCancellable<T>(command, undefined, ...args);
   }
 
-  async commandCancellable<T>(command: string, token: vscode.CancellationToken, ...args: unknown[]): Promise<T | undefined> {
-    if (!this.client || this.state !== "running") throw new Error(`firstfault's server is ${this.state}.`);
-    return (await this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T | undefined;
+  async commandCancellable<T>(command: string, token: vscode.CancellationToken | undefined, ...args: unknown[]): Promise<T | undefined> {
+    const client = await this.running();
+    const params = { command, arguments: args };
+    return (await (token ? client.sendRequest(ExecuteCommandRequest.type, params, token) : client.sendRequest(ExecuteCommandRequest.type, params))) as T | undefined;
+  }
+
+  /** The client once the server runs; a command given while it starts waits for it. */
+  private async running(): Promise<LanguageClient> {
+    if (this.state === "starting") {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { sub.dispose(); resolve(); }, 60_000);
+        const sub = this.onState((state) => {
+          if (state !== "starting") { clearTimeout(timer); sub.dispose(); resolve(); }
+        });
+      });
+    }
+    if (!this.client || this.state !== "running") {
+      throw new Error(this.state === "no-python" ? "firstfault's server is not running: no suitable Python was found (see the log)." : `firstfault's server is ${this.state} (see the log, or run Restart Server).`);
+    }
+    return this.client;
   }
 
   dispose(): void {
@@ -151,6 +165,14 @@ export class Server implements vscode.Disposable {
     return serverSettings((key) => config.inspect(key), vscode.workspace.isTrusted);
   }
 
+  /** Restarts on the Python extension's interpreter change when that is the interpreter in use. */
+  async watchPythonExtension(): Promise<vscode.Disposable | undefined> {
+    const environments = await pythonEnvironments();
+    return environments?.onDidChangeActiveEnvironmentPath?.(() => {
+      if (this.interpreter?.origin === "Python extension" || this.state === "no-python") void this.restart("the Python extension's interpreter changed");
+    });
+  }
+
   private async findPython(): Promise<Found | undefined> {
     const candidates: Candidate[] = [];
     const configured = interpreterSetting(effective(vscode.workspace.getConfiguration("firstfault").inspect("interpreter"), vscode.workspace.isTrusted));
@@ -183,13 +205,22 @@ const probe: Probe = (command) => new Promise((resolve) => {
   });
 });
 
-/** The Python extension's selected interpreter for the first workspace folder, when it is installed. */
-async function pythonExtensionInterpreter(): Promise<string | undefined> {
+/** The Python extension's environments API, when it is installed. */
+async function pythonEnvironments(): Promise<any | undefined> {
   const extension = vscode.extensions.getExtension("ms-python.python");
   if (!extension) return undefined;
   try {
     const api = extension.isActive ? extension.exports : await extension.activate();
-    const environments = api?.environments;
+    return api?.environments;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Python extension's selected interpreter for the first workspace folder. */
+async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  try {
+    const environments = await pythonEnvironments();
     if (!environments) return undefined;
     const active = environments.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
     const resolved = await environments.resolveEnvironment(active);
