@@ -133,3 +133,12 @@ def test_client_fixture_report_is_current(capsys, monkeypatch):
     _, out, _ = run(capsys, "diagnose", "--format", "json", "examples/oom-cascade/train.log")
     assert json.loads(fixture.read_text()) == json.loads(out), \
         "regenerate: firstfault diagnose --format json examples/oom-cascade/train.log > " + str(fixture)
+
+
+def test_signatures_docs_writes_pages_and_refuses_a_file(capsys, tmp_path):
+    code, out, _ = run(capsys, "signatures", "docs", str(tmp_path / "pages"))
+    assert code == 0 and (tmp_path / "pages" / "index.md").is_file() and "pages to" in out
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    code, _, err = run(capsys, "signatures", "docs", str(target))
+    assert code == 2 and "not a directory" in err

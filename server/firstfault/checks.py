@@ -32,6 +32,7 @@ def check_library(extra_dirs: list[Path], include_builtin: bool) -> CheckResult:
             problems.extend(_check_sample(engine, library, ref.id, sample))
     if include_builtin:
         problems.extend(_check_knowledge(library))
+        problems.extend(_check_catalogue(library))
     examples = sum(len(p.match) + len(p.near_miss) for p in library.patterns())
     return CheckResult(len(library.references), len(library.patterns()), examples, samples, tuple(problems))
 
@@ -65,3 +66,10 @@ def _check_knowledge(library: Library) -> list[str]:
         return [f"{builtin_dir() / 'knowledge'}: cannot load a knowledge table: {exc!r}"]
     return [f"knowledge {e.table} '{e.name}': related failure '{r}' is not a reference"
             for e in knowledge.entries for r in e.references if r not in library.references]
+
+
+def _check_catalogue(library: Library) -> list[str]:
+    from firstfault.catalogue import catalogue_problems, load_catalogue
+    from firstfault.loader import builtin_dir
+
+    return catalogue_problems(load_catalogue(builtin_dir()), set(library.references))

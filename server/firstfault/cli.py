@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--format", choices=("text", "json"), default="text")
     check = sigs_sub.add_parser("check", help="validate files and run every reference's tests")
     check.add_argument("dir", nargs="?", type=Path, help="check only this directory (default: the library)")
+    docs = sigs_sub.add_parser("docs", help="generate the reference pages (one per reference, an index with the "
+                                            "catalogue's coverage, NCCL errors side by side)")
+    docs.add_argument("out", nargs="?", type=Path, default=Path("docs/references"),
+                      help="output directory (default: docs/references)")
     return parser
 
 
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             return _list(args.format, args.signatures)
         if args.action == "show":
             return _show(args.id, args.format, args.signatures)
+        if args.action == "docs":
+            return _docs(args.out, args.signatures)
         return _check(args.dir, args.signatures)
     except InputError as exc:
         print(f"firstfault: {exc}", file=sys.stderr)
@@ -156,6 +162,20 @@ def _explain(term: str, extra: list[Path]) -> int:
             print(render_entry(entry, knowledge.titles))
             return EXIT_OK
     return _show(term, "text", extra, library)
+
+
+def _docs(out: Path, extra: list[Path]) -> int:
+    from firstfault.catalogue import load_catalogue
+    from firstfault.docs import render_docs, write_docs
+    from firstfault.knowledge import Knowledge
+    from firstfault.loader import builtin_dir
+
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: not a directory")
+    pages = render_docs(_library(extra), Knowledge.load(builtin_dir() / "knowledge"), load_catalogue(builtin_dir()))
+    written = write_docs(pages, out)
+    print(f"wrote {len(written)} pages to {out}")
+    return EXIT_OK
 
 
 def _check(directory: Path | None, extra: list[Path]) -> int:
