@@ -5,7 +5,8 @@
 Needs a Python with torch installed (``pip install torch==2.13.0``). Writes
 ``tests/fixtures/realrun/<scenario>.log`` (stdout and stderr together, as ``2>&1 | tee`` gives)
 and ``tests/fixtures/realrun/expected.toml`` with the verdict each fault must get: the reference
-id and the rank that started it. The test suite reads only the committed files.
+id and the rank that started it. Healthy runs go to ``tests/fixtures/clean/`` (the clean-log corpus,
+on which nothing may be diagnosed). The test suite reads only the committed files.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import attrs
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "fixtures" / "realrun"
+CLEAN = HERE.parent / "fixtures" / "clean"
 WORKER = HERE / "worker.py"
 
 
@@ -27,7 +29,7 @@ WORKER = HERE / "worker.py"
 class Scenario:
     name: str
     fault: str
-    expect_id: str
+    expect_id: str | None  # None: a healthy run for the clean-log corpus
     expect_rank: int | None
     env: dict[str, str] = attrs.field(factory=dict)
     torchrun_args: tuple[str, ...] = ()
@@ -55,6 +57,11 @@ SCENARIOS = [
     # attempt (rank 1 raising) is history.
     Scenario("restart-then-raise", "raise", "gloo-connect-timeout", None,
              torchrun_args=("--max-restarts", "1")),
+    # Healthy jobs: nothing in them may be diagnosed.
+    Scenario("torchrun-gloo-healthy", "none", None, None),
+    Scenario("torchrun-gloo-healthy-verbose", "none", None, None,
+             env={"LOGLEVEL": "INFO", "TORCH_CPP_LOG_LEVEL": "INFO", "TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
+             torchrun_args=("--tee", "3")),
 ]
 
 
@@ -83,13 +90,14 @@ def run(scenario: Scenario) -> str:
 
 def main(argv: list[str]) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
+    CLEAN.mkdir(parents=True, exist_ok=True)
     chosen = [s for s in SCENARIOS if not argv or s.name in argv]
     for scenario in chosen:
         text = run(scenario)
-        (OUT / f"{scenario.name}.log").write_text(text, encoding="utf-8")
+        ((OUT if scenario.expect_id else CLEAN) / f"{scenario.name}.log").write_text(text, encoding="utf-8")
         print(f"{scenario.name}: {len(text.splitlines())} lines")
     lines = ["# Written by tests/realrun/generate.py: the verdict each injected fault must get.", ""]
-    for s in SCENARIOS:
+    for s in (s for s in SCENARIOS if s.expect_id):
         lines += [f'["{s.name}"]', f'id = "{s.expect_id}"']
         if s.expect_rank is not None:
             lines.append(f"rank = {s.expect_rank}")
