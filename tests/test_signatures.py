@@ -116,3 +116,19 @@ def test_unknown_related_id_is_reported_at_its_line(tmp_path):
     library = load_library([tmp_path], include_builtin=False)
     assert [(e.line, e.message.split(";")[0]) for e in library.errors] == [
         (9, "related id 'nope' is not a known reference")]
+
+
+def test_log_placeholder_is_filled_only_for_a_file(tmp_path):
+    """Text without a file (stdin, a selection, a terminal) keeps <log>: there is nothing to run rg on."""
+    from firstfault.engine import Engine
+
+    line = "r11i6n2:486514:486651 [1] include/socket.h:403 NCCL WARN Connect to 10.148.3.247<56821> failed : Connection refused\n"
+    engine = Engine(load_library())
+    from_text = engine.analyze_text(line, "terminal: torchrun train.py").diagnoses[0]
+    log = tmp_path / "my run.log"
+    log.write_text(line)
+    from_file = engine.analyze_paths([str(log)]).diagnoses[0]
+    rg_text = next(v for v in from_text.verify if v.argv[0] == "rg")
+    rg_file = next(v for v in from_file.verify if v.argv[0] == "rg")
+    assert not rg_text.complete and rg_text.argv[-1] == "<log>"
+    assert rg_file.complete and rg_file.argv[-1] == str(log)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Iterable
 
 import attrs
@@ -354,8 +355,9 @@ def _silent_location(rank: int, events: list[Event]) -> Location:
 
 
 def _own_inputs(place: Event | Location | None) -> dict[str, str]:
-    """Values the user gave rather than the log: the path of the log that holds the first failure."""
-    return {"log": place.path} if place is not None and place.path else {}
+    """Values the user gave rather than the log: the path of the log that holds the first failure, when it
+    is a file (text from stdin, a selection or a terminal has a name but nothing to run a command on)."""
+    return {"log": place.path} if place is not None and place.path and Path(place.path).is_file() else {}
 
 
 def _root_cause_remark(events: list[Event], initiator: Location | None) -> list[str]:
