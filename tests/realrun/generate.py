@@ -57,6 +57,10 @@ SCENARIOS = [
     # attempt (rank 1 raising) is history.
     Scenario("restart-then-raise", "raise", "gloo-connect-timeout", None,
              torchrun_args=("--max-restarts", "1")),
+    # A second node whose master (node 0, which hosts the TCPStore) never comes up.
+    Scenario("master-unreachable", "none", "rendezvous-store-unreachable", None,
+             torchrun_args=("--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1",
+                            "--master-port", "29531", "--rdzv-conf", "timeout=8")),
     # Healthy jobs: nothing in them may be diagnosed.
     Scenario("torchrun-gloo-healthy", "none", None, None),
     Scenario("torchrun-gloo-healthy-verbose", "none", None, None,
