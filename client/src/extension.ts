@@ -1,10 +1,10 @@
-import * as fs from "fs";
 import * as vscode from "vscode";
-import { needsDiskDiagnosis } from "./largeFiles";
+import { DiskLogs } from "./diskLogs";
 import { LinkMatcher, Literal } from "./links";
 import { headline, Report } from "./report";
 import { Origin, ReportView, revealLocation } from "./reportView";
 import { Server, ServerState } from "./server";
+import { Status } from "./status";
 import { Terminals } from "./terminals";
 import { openVerificationTerminal } from "./verifyTerminal";
 
@@ -31,12 +31,12 @@ export interface FirstfaultApi {
 export async function activate(context: vscode.ExtensionContext): Promise<FirstfaultApi> {
   const log = vscode.window.createOutputChannel("firstfault", { log: true });
   const server = new Server(context, log);
-  const status = vscode.window.createStatusBarItem("firstfault.status", vscode.StatusBarAlignment.Left, 50);
-  status.name = "firstfault";
-  status.command = "firstfault.showReport";
+  const status = new Status();
   let matcher = new LinkMatcher([]);
-  // Big logs read from disk, by URI; a report-less entry is being read (each version is read once).
-  const diskReports = new Map<string, { report?: Report; mtime: number }>();
+  const diskLogs = new DiskLogs(async (uri, token) => {
+    const result = await server.commandCancellable<{ cancelled: boolean; report?: Report }>(DIAGNOSE_FILE, token, { uri: uri.toString() });
+    return result && !result.cancelled ? result.report : undefined;
+  });
 
   const copy = async (text: string, what = "text") => {
     await vscode.env.clipboard.writeText(String(text));
@@ -69,63 +69,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
   });
 
   const updateStatus = () => {
-    const state = server.state;
-    status.backgroundColor = undefined;
-    if (state !== "running") {
-      status.text = state === "starting" ? "$(sync~spin) firstfault" : "$(warning) firstfault";
-      status.tooltip = { starting: "firstfault: starting the server", stopped: "firstfault: server stopped", failed: "firstfault: the server keeps stopping — see the log", "no-python": "firstfault: no Python 3.11+ found — see the log", running: "" }[state];
-      status.command = state === "starting" ? undefined : "firstfault.showLog";
-      status.show();
-      return;
-    }
-    status.command = "firstfault.showReport";
     const uri = activeLogUri();
-    if (!uri) {
-      status.text = "$(pulse) firstfault";
-      status.tooltip = "firstfault: open a log, or run Diagnose Selection / Last Terminal Command";
-      status.show();
-      return;
-    }
-    const disk = diskReports.get(uri.toString());
-    const errors = vscode.languages.getDiagnostics(uri).filter((d) => d.source === "firstfault" && d.severity === vscode.DiagnosticSeverity.Error);
-    const verdict = disk?.report ? headline(disk.report) : errors[0]?.message.split("\n")[0];
-    status.text = verdict ? `$(error) ${truncate(verdict, 60)}` : "$(check) firstfault";
-    status.tooltip = verdict ? `firstfault: ${verdict} — click for the report` : "firstfault: no first failure found in this log";
-    status.backgroundColor = verdict ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
-    status.show();
+    if (!uri) return status.show(server.state, undefined);
+    const disk = diskLogs.report(uri);
+    const error = vscode.languages.getDiagnostics(uri).find((d) => d.source === "firstfault" && d.severity === vscode.DiagnosticSeverity.Error);
+    status.show(server.state, (disk ? headline(disk) : error?.message.split("\n")[0]) ?? null);
   };
-
-  const diagnoseFileUri = async (uri: vscode.Uri): Promise<Report | undefined> =>
-    vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `firstfault: reading ${uri.fsPath.split(/[\\/]/).pop()}`, cancellable: true },
-      async (_progress, token) => {
-        const result = await server.commandCancellable<{ cancelled: boolean; report?: Report }>(DIAGNOSE_FILE, token, { uri: uri.toString() });
-        if (!result || result.cancelled || !result.report) return undefined;
-        const mtime = fs.statSync(uri.fsPath).mtimeMs;
-        diskReports.set(uri.toString(), { report: result.report, mtime });
-        updateStatus();
-        return result.report;
-      });
-
-  const checkLargeTabs = async () => {
-    if (server.state !== "running") return;
-    const synced = new Set(vscode.workspace.textDocuments.map((d) => d.uri.toString()));
-    for (const group of vscode.window.tabGroups.all) {
-      for (const tab of group.tabs) {
-        if (!(tab.input instanceof vscode.TabInputText) || tab.input.uri.scheme !== "file") continue;
-        const uri = tab.input.uri;
-        let stat: fs.Stats;
-        try {
-          stat = fs.statSync(uri.fsPath);
-        } catch {
-          continue;
-        }
-        const known = diskReports.get(uri.toString());
-        if (known && known.mtime === stat.mtimeMs) continue;
-        if (!needsDiskDiagnosis(uri.fsPath, stat.size, synced.has(uri.toString()))) continue;
-        diskReports.set(uri.toString(), { mtime: stat.mtimeMs });
-        await withErrors(diagnoseFileUri)(uri);
-      }
-    }
+  const checkLargeTabs = () => {
+    if (server.state === "running") void withErrors(() => diskLogs.checkTabs())();
   };
 
   const loadLiterals = async () => {
@@ -136,12 +87,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
   let resolveRunning: () => void;
   let running = new Promise<void>((resolve) => (resolveRunning = resolve));
   context.subscriptions.push(
-    log, server, status, reportView, terminals,
+    log, server, status, reportView, terminals, diskLogs,
+    diskLogs.onDidChange(updateStatus),
     server.onState((state) => {
       updateStatus();
       if (state === "running") {
         void loadLiterals().then(() => resolveRunning());
-        void checkLargeTabs();
+        checkLargeTabs();
       } else if (state === "starting") {
         running = new Promise<void>((resolve) => (resolveRunning = resolve));
       }
@@ -149,7 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
     vscode.window.onDidChangeActiveTextEditor(updateStatus),
     vscode.window.tabGroups.onDidChangeTabs(() => {
       updateStatus();
-      void checkLargeTabs();
+      checkLargeTabs();
     }),
     vscode.languages.onDidChangeDiagnostics(updateStatus),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -192,14 +144,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
     vscode.commands.registerCommand("firstfault.diagnoseFile", withErrors(async (uri?: vscode.Uri) => {
       const picked = uri instanceof vscode.Uri ? [uri] : await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: "Diagnose", title: "firstfault: diagnose a log file" });
       if (!picked?.length) return;
-      const report = await diagnoseFileUri(picked[0]);
+      const report = await diskLogs.diagnose(picked[0]);
       if (report) show(report, { subject: picked[0].fsPath, name: picked[0].fsPath });
     })),
     vscode.commands.registerCommand("firstfault.showReport", withErrors(async () => {
       const uri = activeLogUri();
-      const disk = uri && diskReports.get(uri.toString());
-      if (uri && disk?.report) {
-        show(disk.report, { subject: uri.fsPath, name: uri.fsPath });
+      const disk = uri && diskLogs.report(uri);
+      if (uri && disk) {
+        show(disk, { subject: uri.fsPath, name: uri.fsPath });
       } else if (uri && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) {
         const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: uri.toString() });
         const name = uri.scheme === "file" ? uri.fsPath : uri.toString();
@@ -246,10 +198,6 @@ function activeLogUri(): vscode.Uri | undefined {
   if (editor?.document.languageId === "log") return editor.document.uri;
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
   return input instanceof vscode.TabInputText && !editor ? input.uri : undefined;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /**

@@ -149,11 +149,13 @@ async function uiChecks(browser, origin, ws, report) {
     await page.waitForTimeout(300);
   };
 
-  await step("the Problems panel lists the first failure as an error, the lens on line 1 says it", async () => {
+  await step("the Problems panel lists the first failure as an error; the lens on line 1 and the status bar say it", async () => {
     await quickInput("oom-cascade/train.log");
     await page.waitForSelector(".monaco-editor .squiggly-error", { timeout: 120_000 });
     const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "first failure: CUDA out of memory" }).first();
     await lens.waitFor({ timeout: 30_000 });
+    // The status bar names the current log's first failure.
+    await page.locator(".statusbar-item", { hasText: "First failure: CUDA out of memory" }).first().waitFor({ timeout: 30_000 });
     await quickInput(">View: Focus Problems");
     const row = page.locator(".markers-panel .monaco-list-row", { hasText: "CUDA out of memory" }).first();
     await row.waitFor({ timeout: 30_000 });

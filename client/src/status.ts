@@ -1,0 +1,47 @@
+import * as vscode from "vscode";
+import { ServerState } from "./server";
+
+const NOT_RUNNING: Record<Exclude<ServerState, "running">, string> = {
+  starting: "firstfault: starting the server",
+  stopped: "firstfault: server stopped",
+  failed: "firstfault: the server keeps stopping — see the log",
+  "no-python": "firstfault: no Python 3.11+ found — see the log",
+};
+
+/** The status bar item: the server's state, and the current log's verdict when there is one. */
+export class Status implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem("firstfault.status", vscode.StatusBarAlignment.Left, 50);
+
+  constructor() {
+    this.item.name = "firstfault";
+  }
+
+  /** `verdict`: undefined when no log is active, null for a log with no first failure. */
+  show(state: ServerState, verdict: string | null | undefined): void {
+    const item = this.item;
+    item.backgroundColor = undefined;
+    if (state !== "running") {
+      item.text = state === "starting" ? "$(sync~spin) firstfault" : "$(warning) firstfault";
+      item.tooltip = NOT_RUNNING[state];
+      item.command = state === "starting" ? undefined : "firstfault.showLog";
+    } else if (verdict === undefined) {
+      item.text = "$(pulse) firstfault";
+      item.tooltip = "firstfault: open a log, or run Diagnose Selection / Last Terminal Command";
+      item.command = "firstfault.showReport";
+    } else if (verdict === null) {
+      item.text = "$(check) firstfault";
+      item.tooltip = "firstfault: no first failure found in this log";
+      item.command = "firstfault.showReport";
+    } else {
+      item.text = `$(error) ${verdict.length > 60 ? `${verdict.slice(0, 59)}…` : verdict}`;
+      item.tooltip = `firstfault: ${verdict} — click for the report`;
+      item.command = "firstfault.showReport";
+      item.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
+    }
+    item.show();
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
