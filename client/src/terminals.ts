@@ -30,12 +30,16 @@ export class Terminals implements vscode.Disposable {
   /** The last verdict offered in a notification. */
   lastOffer: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly reading = new Map<vscode.Terminal, Promise<void>>();
 
   constructor(private readonly host: TerminalHost) {
     this.disposables.push(
       vscode.window.onDidStartTerminalShellExecution((e) => this.started(e)),
       vscode.window.onDidEndTerminalShellExecution((e) => void this.ended(e)),
-      vscode.window.onDidCloseTerminal((t) => this.buffers.forget(t)),
+      vscode.window.onDidCloseTerminal((t) => {
+        this.buffers.forget(t);
+        this.reading.delete(t);
+      }),
       vscode.window.registerTerminalLinkProvider({
         provideTerminalLinks: (context) => this.links(context),
         handleTerminalLink: (link) => this.openLink(link as FailureLink),
@@ -47,18 +51,21 @@ export class Terminals implements vscode.Disposable {
     this.buffers.start(event.terminal, event.execution.commandLine.value);
     // read() only yields what is written after its first call, so it is called here, at the start.
     const stream = event.execution.read();
-    void (async () => {
+    this.reading.set(event.terminal, (async () => {
       try {
         for await (const chunk of stream) this.buffers.append(event.terminal, chunk);
       } catch (error) {
         this.host.log.warn(`reading terminal output: ${error}`);
       }
-    })();
+    })());
   }
 
   private async ended(event: vscode.TerminalShellExecutionEndEvent): Promise<void> {
-    // The end event can arrive before the stream's last chunk is read.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The end event can arrive before the stream's last chunk is read: let the reader finish (bounded,
+    // in case a stream never closes).
+    const reading = this.reading.get(event.terminal);
+    if (reading) await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 2000))]);
+    this.reading.delete(event.terminal);
     const output = this.buffers.end(event.terminal, event.exitCode);
     if (!output || !output.exitCode || !this.host.literals().anyIn(output.text)) return;
     const report = await this.host.diagnose(output.text, `terminal: ${output.commandLine}`).catch(() => undefined);
