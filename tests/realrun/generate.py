@@ -61,6 +61,9 @@ SCENARIOS = [
     Scenario("master-unreachable", "none", "rendezvous-store-unreachable", None,
              torchrun_args=("--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1",
                             "--master-port", "29531", "--rdzv-conf", "timeout=8")),
+    # DDP with a parameter that never gets a gradient: every rank raises on the second iteration.
+    Scenario("ddp-unused-parameter", "unused-param", "ddp-unused-parameters", None,
+             env={"TORCH_DISTRIBUTED_DEBUG": "INFO"}),
     # Healthy jobs: nothing in them may be diagnosed.
     Scenario("torchrun-gloo-healthy", "none", None, None),
     Scenario("torchrun-gloo-healthy-verbose", "none", None, None,

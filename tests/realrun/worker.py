@@ -19,6 +19,9 @@ FAULT_RANK = int(os.environ.get("FAULT_RANK", "1"))
 def main() -> None:
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
     rank = dist.get_rank()
+    if FAULT == "unused-param":
+        ddp_with_an_unused_parameter()
+        return
     world = dist.get_world_size()
     print(f"rank {rank}/{world} started on pid {os.getpid()}", flush=True)
     t = torch.ones(4)
@@ -42,6 +45,22 @@ def main() -> None:
     dist.barrier()
     print(f"rank {rank} done", flush=True)
     dist.destroy_process_group()
+
+
+def ddp_with_an_unused_parameter() -> None:
+    """A module whose second layer never takes part in the loss: DDP's reducer waits for its gradient."""
+    class TwoHeads(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.used = torch.nn.Linear(4, 4)
+            self.unused = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.used(x)
+
+    model = torch.nn.parallel.DistributedDataParallel(TwoHeads())
+    for _ in range(2):
+        model(torch.ones(2, 4)).sum().backward()
 
 
 if __name__ == "__main__":
