@@ -225,6 +225,14 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         confidence = 0.3
         evidence_against.append("every rank that reports anything reports the same timeout, and no rank is "
                                 "silent or out of step: the log does not say which rank stopped first")
+    elif len(ranks) > 1 and top.ranks() >= ranks:
+        # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
+        # jump to, but name no rank as the one that started it.
+        first = failures[0]
+        initiator = attrs.evolve(Location.of(first), rank=None)
+        evidence_for.append(f"every rank ({rank_ranges(sorted(ranks))}) reports {top.reference.title}: a cause "
+                            f"they share (the code, the configuration or the data), not one rank's failure; "
+                            f"the first report is line {first.line}")
     else:
         first = failures[0]
         where = f"{first.source.label()} (line {first.line})"
