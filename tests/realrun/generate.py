@@ -64,6 +64,8 @@ SCENARIOS = [
     # DDP with a parameter that never gets a gradient: every rank raises on the second iteration.
     Scenario("ddp-unused-parameter", "unused-param", "ddp-unused-parameters", None,
              env={"TORCH_DISTRIBUTED_DEBUG": "INFO"}),
+    # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.
+    Scenario("env-master-addr-missing", "no-master-addr", "env-rendezvous-variable-missing", None),
     # Healthy jobs: nothing in them may be diagnosed.
     Scenario("torchrun-gloo-healthy", "none", None, None),
     Scenario("torchrun-gloo-healthy-verbose", "none", None, None,

@@ -17,6 +17,8 @@ FAULT_RANK = int(os.environ.get("FAULT_RANK", "1"))
 
 
 def main() -> None:
+    if FAULT == "no-master-addr":
+        os.environ.pop("MASTER_ADDR", None)  # as a launch script that never exports it
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
     rank = dist.get_rank()
     if FAULT == "unused-param":
