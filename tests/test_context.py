@@ -41,7 +41,13 @@ def test_glued_lines_from_two_ranks_keep_their_own_source():
     ("  time      : 2026-12-02_18:27:09", "wall", (12, 2, 18, 27, 9.0)),
     ("INFO 02-22 08:52:08 __init__.py:190] Automatically detected platform cuda.", "wall", (2, 22, 8, 52, 8.0)),
     ("Mar 10 01:33:03 cpu-6-2 kernel: Out of memory", "wall", (3, 10, 1, 33, 3.0)),
-], ids=["c10d-glog", "python-glog", "deepspeed", "elastic-summary", "vllm", "syslog"])
+    # Real lines from January to September: PyTorch's logger writes the month without a leading zero.
+    ("[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 7] x",
+     "wall", (6, 26, 5, 14, 36.393067540)),
+    ("[rank0]:[E129 10:00:01.1 ProcessGroupNCCL.cpp:1484] x", "wall", (1, 29, 10, 0, 1.1)),
+    ("I0626 05:14:36.393067 12345 glog.cc:1] x", "wall", (6, 26, 5, 14, 36.393067)),
+], ids=["c10d-glog", "python-glog", "deepspeed", "elastic-summary", "vllm", "syslog", "c10d-one-digit-month",
+        "c10d-january", "glog-zero-padded"])
 def test_timestamps(line, clock, order_key):
     time, found_clock, _ = parse_time(line)
     mo, d, h, mi, s = order_key
