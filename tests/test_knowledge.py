@@ -28,6 +28,9 @@ def knowledge() -> Knowledge:
      "(run with NCCL_DEBUG=INFO for details)", "ncclSystemError"),
     ("RuntimeError: CUDA error: an illegal memory access was encountered", "cudaErrorIllegalAddress"),
     ("export TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "TORCH_NCCL_TRACE_BUFFER_SIZE"),
+    ("mpirun -n 1 -x FI_PROVIDER=efa -x NCCL_SOCKET_IFNAME=eth0 -x FI_EFA_USE_DEVICE_RDMA=0", "FI_EFA_USE_DEVICE_RDMA"),
+    ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
+     "but not set", "RANK"),
 ])
 def test_terms_found_in_real_lines(knowledge: Knowledge, line: str, expected: str):
     assert expected in {t.entry.name for t in knowledge.terms(line)}

@@ -99,7 +99,8 @@ class Knowledge:
         return [t for t in self.terms(line) if t.start <= column <= t.end]
 
 
-_NAME = re.compile(r"\b(?:(?:NCCL|TORCH|GLOO|CUDA|PYTORCH|MASTER)_[A-Z0-9_]+|nccl[A-Z]\w+|cudaError\w+|SIG[A-Z]{2,6})\b")
+_NAME = re.compile(r"\b(?:(?:NCCL|TORCH|TORCHELASTIC|GLOO|CUDA|PYTORCH|MASTER|FI)_[A-Z0-9_]+|RANK|WORLD_SIZE|LOCAL_RANK"
+                   r"|nccl[A-Z]\w+|cudaError\w+|SIG[A-Z]{2,6})\b")
 _XID = re.compile(r"\bXid\b(?: \([^)]*\))?:\s*(\d+)")
 _STATUS = re.compile(r"\b(?:exitcode|exit code|exit status|exited with code)\s*:?\s*(?P<status>-?\d+)", re.IGNORECASE)
 _SIGNAL_NUMBER = re.compile(r"\bSignal (\d+)\b")
