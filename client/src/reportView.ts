@@ -38,7 +38,7 @@ export class ReportView implements vscode.Disposable {
       this.panel.onDidDispose(() => (this.panel = undefined));
       this.panel.webview.onDidReceiveMessage((message) => this.receive(message));
     }
-    this.panel.title = `firstfault: ${origin.subject.split(/[\\/]/).pop()}`;
+    this.panel.title = `firstfault: ${shortSubject(origin.subject)}`;
     this.panel.webview.html = renderReport(report, {
       nonce: crypto.randomBytes(16).toString("base64"),
       cspSource: this.panel.webview.cspSource,
@@ -82,4 +82,11 @@ export async function revealLocation(origin: Origin, path: string, line: number)
   // vscode.open rather than showTextDocument: it also opens logs too big to be synced to extensions.
   const position = new vscode.Position(target, 0);
   await vscode.commands.executeCommand("vscode.open", uri, { selection: new vscode.Range(position, position), preview: false, viewColumn: vscode.ViewColumn.One });
+}
+
+/** A tab title: a file's name for paths, else the start of the subject ("terminal: torchrun ..."). */
+function shortSubject(subject: string): string {
+  const isPath = /^(?:\/|[A-Za-z]:[\\/])/.test(subject);
+  const short = isPath ? subject.split(/[\\/]/).pop() ?? subject : subject;
+  return short.length > 40 ? `${short.slice(0, 39)}…` : short;
 }

@@ -219,6 +219,48 @@ async function uiChecks(browser, origin, ws, report) {
     if (!/32:\[rank2\]: torch\.OutOfMemoryError: CUDA out of memory/.test(output)) throw new Error(`terminal output: ${output.slice(0, 500)}`);
     await page.screenshot({ path: join(SHOTS, "run-terminal.png") });
   });
+  await step("a failure line in a terminal is a link that opens its verdict", async () => {
+    await quickInput(">Terminal: Create New Terminal");
+    await page.locator(".xterm-rows").last().waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(1500);
+    await page.keyboard.type("grep -m1 OutOfMemoryError oom-cascade/train.log\n");
+    await page.locator(".xterm-rows", { hasText: "CUDA out of memory" }).last().waitFor({ timeout: 30_000 });
+    // The link covers the literal; find where "CUDA out of memory" is drawn and Ctrl+click it.
+    const point = await page.evaluate(() => {
+      for (const rows of document.querySelectorAll(".xterm-rows")) {
+        const walker = document.createTreeWalker(rows, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.textContent.indexOf("CUDA out of memory");
+          if (at < 0) continue;
+          const range = document.createRange();
+          range.setStart(node, at + 2);
+          range.setEnd(node, at + 3);
+          const r = range.getBoundingClientRect();
+          if (r.width > 0) return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+        }
+      }
+      return null;
+    });
+    if (!point) throw new Error("the failure line is not on screen");
+    await page.mouse.move(point.x, point.y);
+    await page.waitForTimeout(800);
+    await page.keyboard.down("Control");
+    await page.mouse.move(point.x + 1, point.y);
+    await page.waitForTimeout(500);
+    await page.mouse.click(point.x + 1, point.y);
+    await page.keyboard.up("Control");
+    const frame = await until(async () => {
+      for (const f of page.frames()) {
+        const subject = await f.locator(".subject").first().textContent({ timeout: 300 }).catch(() => "");
+        if (subject?.startsWith("terminal")) return f;
+      }
+      return undefined;
+    }, 60_000);
+    const verdict = await frame.locator(".verdict").innerText();
+    if (!/CUDA out of memory/.test(verdict)) throw new Error(`verdict: ${verdict}`);
+    await page.screenshot({ path: join(SHOTS, "terminal-link.png") });
+  });
+
   await context.close();
 }
 
