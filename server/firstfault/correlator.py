@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -203,6 +204,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
     waits = top.reference.tier == "timeout" and top.strength() > 0
     silent = _silent_ranks(top, events, ranks) if waits else []
+    lost = top.reference.tier == "transport" and top.strength() > 0
+    departed = _departed_ranks(top, events) if lost else []
     if odd is not None:
         culprits, detail = odd
         culprit_events = [e for e in failures if e.source.rank in culprits] or failures
@@ -219,6 +222,14 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
                             f"{top.reference.title.lower()}; rank {rank_ranges(silent)} reports no failure at all: "
                             "the silent rank is the one the others were waiting for")
         confidence = 0.55 if len(silent) == 1 else 0.4
+    elif departed:
+        rank = departed[0]
+        initiator = _silent_location(rank, events)
+        codes = _exit_statuses(events)
+        evidence_for.append(f"rank(s) {rank_ranges(sorted(top.ranks()))} lost their connection to a peer; rank "
+                            f"{rank_ranges(departed)} reports no such error and exited on its own with status "
+                            f"{codes[rank]} (not stopped by the launcher): it is the peer they lost")
+        confidence = 0.55 if len(departed) == 1 else 0.4
     elif waits:
         undetermined = True
         initiator = None
@@ -352,6 +363,22 @@ def _silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[i
                and e.source.rank is not None}
     silent = sorted(ranks - talking)
     return silent if silent and len(silent) < len(reporting) else []
+
+
+def _exit_statuses(events: list[Event]) -> dict[int, int]:
+    """Each rank's exit status as the launcher's summary gives it (negative: killed by that signal)."""
+    return {e.source.rank: int(e.captures["exitcode"]) for e in events
+            if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
+
+
+def _departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:
+    """Peers that the reporting ranks lost: ranks that report no lost connection themselves and left with a
+    positive exit status of their own, while the others were stopped after them."""
+    reporting = h.ranks()
+    if len(reporting) < 2:
+        return []
+    departed = sorted(r for r, status in _exit_statuses(events).items() if r not in reporting and status > 0)
+    return departed if departed and len(departed) < len(reporting) else []
 
 
 def _silent_location(rank: int, events: list[Event]) -> Location:

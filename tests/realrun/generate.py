@@ -64,6 +64,9 @@ SCENARIOS = [
     # DDP with a parameter that never gets a gradient: every rank raises on the second iteration.
     Scenario("ddp-unused-parameter", "unused-param", "ddp-unused-parameters", None,
              env={"TORCH_DISTRIBUTED_DEBUG": "INFO"}),
+    # A rank that exits with status 3 and no traceback: the others lose their connection to it, and torchrun's
+    # summary names another rank as root cause; its exit status (not a signal) gives it away.
+    Scenario("rank-exits-silently", "exit", "peer-connection-lost", 1),
     # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.
     Scenario("env-master-addr-missing", "no-master-addr", "env-rendezvous-variable-missing", None),
     # Healthy jobs: nothing in them may be diagnosed.
