@@ -226,9 +226,10 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         rank = departed[0]
         initiator = _silent_location(rank, events)
         codes = _exit_statuses(events)
+        how = f"signal {-codes[rank]}" if codes[rank] < 0 else f"status {codes[rank]}"
         evidence_for.append(f"rank(s) {rank_ranges(sorted(top.ranks()))} lost their connection to a peer; rank "
-                            f"{rank_ranges(departed)} reports no such error and exited on its own with status "
-                            f"{codes[rank]} (not stopped by the launcher): it is the peer they lost")
+                            f"{rank_ranges(departed)} reports no such error and ended on its own ({how}, not the "
+                            f"launcher's SIGTERM): it is the peer they lost")
         confidence = 0.55 if len(departed) == 1 else 0.4
     elif waits:
         undetermined = True
@@ -371,13 +372,17 @@ def _exit_statuses(events: list[Event]) -> dict[int, int]:
             if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
 
 
+LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
+
+
 def _departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:
-    """Peers that the reporting ranks lost: ranks that report no lost connection themselves and left with a
-    positive exit status of their own, while the others were stopped after them."""
+    """Peers that the reporting ranks lost: ranks that report no lost connection themselves and ended on their
+    own — an error status or a signal other than the launcher's SIGTERM — while the others were stopped after."""
     reporting = h.ranks()
     if len(reporting) < 2:
         return []
-    departed = sorted(r for r, status in _exit_statuses(events).items() if r not in reporting and status > 0)
+    departed = sorted(r for r, status in _exit_statuses(events).items()
+                      if r not in reporting and status != 0 and status != LAUNCHER_STOP)
     return departed if departed and len(departed) < len(reporting) else []
 
 

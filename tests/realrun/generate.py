@@ -67,6 +67,8 @@ SCENARIOS = [
     # A rank that exits with status 3 and no traceback: the others lose their connection to it, and torchrun's
     # summary names another rank as root cause; its exit status (not a signal) gives it away.
     Scenario("rank-exits-silently", "exit", "peer-connection-lost", 1),
+    # The same with SIGABRT (a failed C++ assertion): a signal that is not the launcher's SIGTERM.
+    Scenario("rank-aborts", "abort", "peer-connection-lost", 1),
     # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.
     Scenario("env-master-addr-missing", "no-master-addr", "env-rendezvous-variable-missing", None),
     # Healthy jobs: nothing in them may be diagnosed.

@@ -37,6 +37,8 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGSEGV)
         if FAULT == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if FAULT == "abort":
+            os.abort()  # as a failed C++ assertion or std::terminate would
         if FAULT == "exit":
             sys.exit(3)  # a script that exits with an error code and prints no traceback
         if FAULT == "hang":
