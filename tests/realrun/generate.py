@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import attrs
@@ -34,6 +35,7 @@ class Scenario:
     env: dict[str, str] = attrs.field(factory=dict)
     torchrun_args: tuple[str, ...] = ()
     block_port: int | None = None
+    nodes: int = 1  # >1: one torchrun agent per "node" on this machine, all writing to one log as srun does
 
 
 SCENARIOS = [
@@ -67,6 +69,8 @@ SCENARIOS = [
     # A rank that exits with status 3 and no traceback: the others lose their connection to it, and torchrun's
     # summary names another rank as root cause; its exit status (not a signal) gives it away.
     Scenario("rank-exits-silently", "exit", "peer-connection-lost", 1),
+    # Two agents ("nodes") whose output srun-style interleaves in one file; rank 3 (second node) raises.
+    Scenario("two-nodes-rank-raises", "raise", "python-exception-one-rank", 3, env={"FAULT_RANK": "3"}, nodes=2),
     # The same with SIGABRT (a failed C++ assertion): a signal that is not the launcher's SIGTERM.
     Scenario("rank-aborts", "abort", "peer-connection-lost", 1),
     # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.
@@ -102,12 +106,27 @@ def run(scenario: Scenario) -> str:
     return done.stdout.decode("utf-8", "replace")
 
 
+def run_nodes(scenario: Scenario) -> str:
+    """Several torchrun agents joined by the c10d rendezvous, their output interleaved in one file."""
+    env = {**os.environ, "FAULT": scenario.fault, "PYTHONUNBUFFERED": "1", **scenario.env}
+    with tempfile.TemporaryFile() as out:
+        agents = [subprocess.Popen(
+            [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(scenario.nodes), "--node-rank", str(n),
+             "--nproc-per-node", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29561",
+             "--rdzv-id", scenario.name, "--max-restarts", "0", *scenario.torchrun_args, str(WORKER)],
+            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=HERE) for n in range(scenario.nodes)]
+        for agent in agents:
+            agent.wait(timeout=180)
+        out.seek(0)
+        return out.read().decode("utf-8", "replace")
+
+
 def main(argv: list[str]) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     CLEAN.mkdir(parents=True, exist_ok=True)
     chosen = [s for s in SCENARIOS if not argv or s.name in argv]
     for scenario in chosen:
-        text = run(scenario)
+        text = run_nodes(scenario) if scenario.nodes > 1 else run(scenario)
         ((OUT if scenario.expect_id else CLEAN) / f"{scenario.name}.log").write_text(text, encoding="utf-8")
         print(f"{scenario.name}: {len(text.splitlines())} lines")
     lines = ["# Written by tests/realrun/generate.py: the verdict each injected fault must get.", ""]
