@@ -71,6 +71,8 @@ SCENARIOS = [
     Scenario("rank-exits-silently", "exit", "peer-connection-lost", 1),
     # Two agents ("nodes") whose output srun-style interleaves in one file; rank 3 (second node) raises.
     Scenario("two-nodes-rank-raises", "raise", "python-exception-one-rank", 3, env={"FAULT_RANK": "3"}, nodes=2),
+    # A DataLoader worker killed by SIGKILL (what the OOM killer does) on rank 1.
+    Scenario("dataloader-worker-killed", "dataloader-kill", "host-oom-kill", 1),
     # The same with SIGABRT (a failed C++ assertion): a signal that is not the launcher's SIGTERM.
     Scenario("rank-aborts", "abort", "peer-connection-lost", 1),
     # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.

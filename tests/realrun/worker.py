@@ -37,6 +37,8 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGSEGV)
         if FAULT == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if FAULT == "dataloader-kill":
+            load_with_a_killed_worker()
         if FAULT == "abort":
             os.abort()  # as a failed C++ assertion or std::terminate would
         if FAULT == "exit":
@@ -51,6 +53,21 @@ def main() -> None:
     dist.barrier()
     print(f"rank {rank} done", flush=True)
     dist.destroy_process_group()
+
+
+class KilledOnFirstItem(torch.utils.data.Dataset):
+    """A data-loading worker that the kernel kills, as the OOM killer does to a worker holding too much memory."""
+
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index: int):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def load_with_a_killed_worker() -> None:
+    for _ in torch.utils.data.DataLoader(KilledOnFirstItem(), num_workers=2):
+        pass
 
 
 def ddp_with_an_unused_parameter() -> None:
