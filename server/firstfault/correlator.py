@@ -245,6 +245,13 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"every rank ({rank_ranges(sorted(ranks))}) reports {top.reference.title}: a cause "
                             f"they share (the code, the configuration or the data), not one rank's failure; "
                             f"the first report is line {first.line}")
+    elif (blamed := failures[0].captures.get("blamed_rank", "")).isdigit():
+        # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
+        first = failures[0]
+        initiator = attrs.evolve(Location.of(first), rank=int(blamed))
+        evidence_for.append(f"{first.source.label()} names rank {blamed} (line {first.line}): "
+                            f"{first.text.strip()[:160]}")
+        confidence = 0.7
     else:
         first = failures[0]
         where = f"{first.source.label()} (line {first.line})"

@@ -21,6 +21,11 @@ def main() -> None:
         os.environ.pop("MASTER_ADDR", None)  # as a launch script that never exports it
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
     rank = dist.get_rank()
+    if FAULT == "monitored-barrier":
+        if rank == FAULT_RANK:
+            time.sleep(30)
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=5))
+        return
     if FAULT == "unused-param":
         ddp_with_an_unused_parameter()
         return
