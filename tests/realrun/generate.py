@@ -71,6 +71,8 @@ SCENARIOS = [
     Scenario("rank-exits-silently", "exit", "peer-connection-lost", 1),
     # Two agents ("nodes") whose output srun-style interleaves in one file; rank 3 (second node) raises.
     Scenario("two-nodes-rank-raises", "raise", "python-exception-one-rank", 3, env={"FAULT_RANK": "3"}, nodes=2),
+    # Rank 2 reaches init_process_group 40 s late; the others time out waiting for its address in the store.
+    Scenario("rank-late-to-init", "late-init", "gloo-connect-timeout", 2, env={"FAULT_RANK": "2", "PG_TIMEOUT": "10"}),
     # monitored_barrier names the rank that did not arrive (rank 1 sleeps past its 5 s timeout).
     Scenario("monitored-barrier", "monitored-barrier", "monitored-barrier-rank-missing", 1),
     # A DataLoader worker killed by SIGKILL (what the OOM killer does) on rank 1.

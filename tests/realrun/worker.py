@@ -17,6 +17,8 @@ FAULT_RANK = int(os.environ.get("FAULT_RANK", "1"))
 
 
 def main() -> None:
+    if FAULT == "late-init" and os.environ.get("RANK") == str(FAULT_RANK):
+        time.sleep(40)  # a rank stuck before init_process_group (slow import, data download, a hang)
     if FAULT == "no-master-addr":
         os.environ.pop("MASTER_ADDR", None)  # as a launch script that never exports it
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
