@@ -20,6 +20,8 @@ FAILURE_ROLES = ("cause", "symptom")
 ROLE_STRENGTH = {"cause": 0, "symptom": 1, "collateral": 2, "teardown": 3, "context": 4}
 MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
+LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
+LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
 
 
 @attrs.define
@@ -203,8 +205,9 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     odd = _odd_rank_out(top)
     # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
     waits = top.reference.tier == "timeout" and top.strength() > 0
+    # References tagged lost-peer report a connection that another process closed: look for that process.
+    lost = LOST_PEER in top.reference.tags and top.strength() > 0
     silent = _silent_ranks(top, events, ranks) if waits else []
-    lost = top.reference.tier == "transport" and top.strength() > 0
     departed = _departed_ranks(top, events) if lost else []
     if odd is not None:
         culprits, detail = odd
@@ -237,6 +240,14 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         confidence = 0.3
         evidence_against.append("every rank that reports anything reports the same timeout, and no rank is "
                                 "silent or out of step: the log does not say which rank stopped first")
+    elif lost:
+        # Every reporting rank lost a peer, and no rank in the log ended on its own: the peer is not here.
+        undetermined = True
+        initiator = None
+        confidence = 0.3
+        evidence_against.append("every rank that reports anything lost its connection to a peer, and no rank in "
+                                "this log ended on its own: the peer that left is missing from the log, or exited "
+                                "normally (status 0) while the others were still in a collective")
     elif len(ranks) > 1 and top.ranks() >= ranks:
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
         # jump to, but name no rank as the one that started it.
@@ -379,7 +390,6 @@ def _exit_statuses(events: list[Event]) -> dict[int, int]:
             if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
 
 
-LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
 
 
 def _departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:

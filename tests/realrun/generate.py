@@ -71,6 +71,9 @@ SCENARIOS = [
     Scenario("rank-exits-silently", "exit", "peer-connection-lost", 1),
     # Two agents ("nodes") whose output srun-style interleaves in one file; rank 3 (second node) raises.
     Scenario("two-nodes-rank-raises", "raise", "python-exception-one-rank", 3, env={"FAULT_RANK": "3"}, nodes=2),
+    # Rank 1 runs out of data and exits 0 while the others are in a collective: they only lose a peer, and
+    # nothing in the log says which (torchrun lists only failed workers). The honest verdict is undetermined.
+    Scenario("rank-leaves-early", "early-exit", "peer-connection-lost", None),
     # Rank 2 reaches init_process_group 40 s late; the others time out waiting for its address in the store.
     Scenario("rank-late-to-init", "late-init", "gloo-connect-timeout", 2, env={"FAULT_RANK": "2", "PG_TIMEOUT": "10"}),
     # monitored_barrier names the rank that did not arrive (rank 1 sleeps past its 5 s timeout).

@@ -44,6 +44,8 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGSEGV)
         if FAULT == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if FAULT == "early-exit":
+            return  # this rank ran out of data and leaves cleanly; the others are still in their collectives
         if FAULT == "dataloader-kill":
             load_with_a_killed_worker()
         if FAULT == "abort":
