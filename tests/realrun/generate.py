@@ -12,6 +12,7 @@ on which nothing may be diagnosed). The test suite reads only the committed file
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +36,7 @@ class Scenario:
     env: dict[str, str] = attrs.field(factory=dict)
     torchrun_args: tuple[str, ...] = ()
     block_port: int | None = None
+    terminate_after: float | None = None  # send torchrun SIGTERM after this many seconds (a scheduler stopping it)
     nodes: int = 1  # >1: one torchrun agent per "node" on this machine, all writing to one log as srun does
 
 
@@ -82,6 +84,8 @@ SCENARIOS = [
     Scenario("dataloader-worker-killed", "dataloader-kill", "host-oom-kill", 1),
     # The same with SIGABRT (a failed C++ assertion): a signal that is not the launcher's SIGTERM.
     Scenario("rank-aborts", "abort", "peer-connection-lost", 1),
+    # The job is stopped from outside (as a scheduler does at its time limit): torchrun gets SIGTERM mid-training.
+    Scenario("launcher-terminated", "slow", "launcher-received-signal", None, terminate_after=12),
     # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.
     Scenario("env-master-addr-missing", "no-master-addr", "env-rendezvous-variable-missing", None),
     # Healthy jobs: nothing in them may be diagnosed.
@@ -107,12 +111,17 @@ def run(scenario: Scenario) -> str:
         blocker.bind(("", scenario.block_port))
         blocker.listen()
     try:
-        done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180,
-                              cwd=HERE)
+        agent = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=HERE)
+        if scenario.terminate_after is not None:
+            try:
+                agent.wait(timeout=scenario.terminate_after)
+            except subprocess.TimeoutExpired:
+                agent.send_signal(signal.SIGTERM)
+        out, _ = agent.communicate(timeout=180)
     finally:
         if blocker is not None:
             blocker.close()
-    return done.stdout.decode("utf-8", "replace")
+    return out.decode("utf-8", "replace")
 
 
 def run_nodes(scenario: Scenario) -> str:

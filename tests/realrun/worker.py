@@ -23,6 +23,11 @@ def main() -> None:
         os.environ.pop("MASTER_ADDR", None)  # as a launch script that never exports it
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
     rank = dist.get_rank()
+    if FAULT == "slow":
+        for _ in range(120):  # a long training loop, to be stopped from outside
+            dist.all_reduce(torch.ones(4))
+            time.sleep(0.5)
+        return
     if FAULT == "monitored-barrier":
         if rank == FAULT_RANK:
             time.sleep(30)
