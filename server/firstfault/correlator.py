@@ -248,6 +248,13 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_against.append("every rank that reports anything lost its connection to a peer, and no rank in "
                                 "this log ended on its own: the peer that left is missing from the log, or exited "
                                 "normally (status 0) while the others were still in a collective")
+    elif (blamed := failures[0].captures.get("blamed_rank", "")).isdigit():
+        # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
+        first = failures[0]
+        initiator = attrs.evolve(Location.of(first), rank=int(blamed))
+        evidence_for.append(f"{first.source.label()} names rank {blamed} (line {first.line}): "
+                            f"{first.text.strip()[:160]}")
+        confidence = 0.7
     elif len(ranks) > 1 and top.ranks() >= ranks:
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
         # jump to, but name no rank as the one that started it.
@@ -256,13 +263,6 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"every rank ({rank_ranges(sorted(ranks))}) reports {top.reference.title}: a cause "
                             f"they share (the code, the configuration or the data), not one rank's failure; "
                             f"the first report is line {first.line}")
-    elif (blamed := failures[0].captures.get("blamed_rank", "")).isdigit():
-        # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
-        first = failures[0]
-        initiator = attrs.evolve(Location.of(first), rank=int(blamed))
-        evidence_for.append(f"{first.source.label()} names rank {blamed} (line {first.line}): "
-                            f"{first.text.strip()[:160]}")
-        confidence = 0.7
     else:
         first = failures[0]
         where = f"{first.source.label()} (line {first.line})"
@@ -388,8 +388,6 @@ def _exit_statuses(events: list[Event]) -> dict[int, int]:
     """Each rank's exit status as the launcher's summary gives it (negative: killed by that signal)."""
     return {e.source.rank: int(e.captures["exitcode"]) for e in events
             if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
-
-
 
 
 def _departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:
