@@ -1,6 +1,6 @@
 import { promises as fs } from "fs";
 import * as vscode from "vscode";
-import { looksLikeLog, needsDiskDiagnosis } from "./largeFiles";
+import { looksLikeLog, SYNC_LIMIT } from "./largeFiles";
 import { Report } from "./report";
 
 export type DiagnoseFile = (uri: vscode.Uri, token: vscode.CancellationToken) => Promise<Report | undefined>;
@@ -43,7 +43,7 @@ export class DiskLogs {
     for (const uri of uris) {
       const stat = await fs.stat(uri.fsPath).catch(() => undefined);
       if (!stat || this.reports.get(uri.toString())?.mtime === stat.mtimeMs) continue;
-      if (!needsDiskDiagnosis(uri.fsPath, stat.size, false)) continue;
+      if (stat.size <= SYNC_LIMIT) continue;
       this.reports.set(uri.toString(), { mtime: stat.mtimeMs });
       await this.diagnose(uri);
     }

@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import { DiskLogs } from "./diskLogs";
 import { LinkMatcher, Literal } from "./links";
-import { headline, Report } from "./report";
+import { headline, Report, VerifyCommand } from "./report";
 import { Origin, ReportView, revealLocation } from "./reportView";
 import { Server, ServerState } from "./server";
 import { Status } from "./status";
@@ -11,13 +11,6 @@ import { openVerificationTerminal } from "./verifyTerminal";
 const DIAGNOSE = "firstfault.server.diagnose";
 const DIAGNOSE_FILE = "firstfault.server.diagnoseFile";
 const LITERALS = "firstfault.server.literals";
-
-interface VerifyCommand {
-  title: string;
-  argv: string[];
-  command: string;
-  complete: boolean;
-}
 
 /** What other extensions (and the end-to-end tests) can ask of firstfault. */
 export interface FirstfaultApi {
@@ -47,6 +40,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
 
   const show = (report: Report, origin: Origin) => {
     reportView.show(report, origin);
+  };
+  const diagnoseDocument = async (uri: vscode.Uri) => {
+    const name = uri.scheme === "file" ? uri.fsPath : uri.toString();
+    const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: uri.toString() });
+    if (result) show(result.report, { subject: name, name, document: uri, lineOffset: 0 });
   };
   const diagnoseText = async (text: string, name: string): Promise<Report | undefined> => {
     const result = await server.command<{ report: Report }>(DIAGNOSE, { text, name });
@@ -119,11 +117,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
       const doc = editor.document;
       const name = doc.uri.scheme === "file" ? doc.uri.fsPath : doc.uri.toString();
       const selection = editor.selection;
-      if (selection.isEmpty) {
-        const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: doc.uri.toString() });
-        if (result) show(result.report, { subject: name, name, document: doc.uri, lineOffset: 0 });
-        return;
-      }
+      if (selection.isEmpty) return diagnoseDocument(doc.uri);
       // Whole lines, so the reader sees each line's rank prefix.
       const range = new vscode.Range(selection.start.line, 0, selection.end.line, doc.lineAt(selection.end.line).range.end.character);
       const report = await diagnoseText(doc.getText(range), name);
@@ -153,9 +147,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
       if (uri && disk) {
         show(disk, { subject: uri.fsPath, name: uri.fsPath });
       } else if (uri && vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) {
-        const result = await server.command<{ report: Report }>(DIAGNOSE, { uri: uri.toString() });
-        const name = uri.scheme === "file" ? uri.fsPath : uri.toString();
-        if (result) show(result.report, { subject: name, name, document: uri, lineOffset: 0 });
+        await diagnoseDocument(uri);
       } else if (reportView.current) {
         show(reportView.current.report, reportView.current.origin);
       } else {
@@ -208,18 +200,12 @@ async function runVerification(command: VerifyCommand, copy: (text: string, what
   if (!command || !Array.isArray(command.argv) || command.argv.length === 0 || !command.argv.every((a) => typeof a === "string")) {
     throw new Error("this verification command is malformed; nothing was run.");
   }
-  if (!vscode.workspace.isTrusted) {
-    const choice = await vscode.window.showWarningMessage(`firstfault runs nothing in an untrusted workspace. The command:\n\n${command.command}`, { modal: true }, "Copy");
-    if (choice === "Copy") await copy(command.command, "verification command");
-    return;
-  }
-  if (!command.complete) {
-    const choice = await vscode.window.showWarningMessage(`This command has parts the log did not tell (<…>); fill them in before running it:\n\n${command.command}`, { modal: true }, "Copy");
-    if (choice === "Copy") await copy(command.command, "verification command");
-    return;
-  }
-  const choice = await vscode.window.showWarningMessage(`Run "${command.title}" in a new terminal?`, { modal: true, detail: command.command }, "Run", "Copy");
+  // Copy only: nothing runs in an untrusted workspace, nor a command with parts the log did not tell.
+  const copyOnly = !vscode.workspace.isTrusted ? "firstfault runs nothing in an untrusted workspace."
+    : !command.complete ? "This command has parts the log did not tell (<…>); fill them in before running it."
+    : undefined;
+  const choice = await vscode.window.showWarningMessage(copyOnly ?? `Run "${command.title}" in a new terminal?`,
+    { modal: true, detail: command.command }, ...(copyOnly ? ["Copy"] : ["Run", "Copy"]));
   if (choice === "Copy") await copy(command.command, "verification command");
-  if (choice !== "Run") return;
-  openVerificationTerminal(command, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+  if (choice === "Run") openVerificationTerminal(command, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
 }

@@ -8,8 +8,3 @@ export function looksLikeLog(fileName: string): boolean {
   const base = fileName.split(/[\\/]/).pop() ?? fileName;
   return LOG_NAME.test(base);
 }
-
-/** A tab to hand to the server's diagnoseFile: a log on disk that is too big to be synced. */
-export function needsDiskDiagnosis(fileName: string, size: number, synced: boolean): boolean {
-  return !synced && size > SYNC_LIMIT && looksLikeLog(fileName);
-}

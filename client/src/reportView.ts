@@ -1,6 +1,6 @@
 import * as crypto from "crypto";
 import * as vscode from "vscode";
-import { Report } from "./report";
+import { Report, VerifyCommand } from "./report";
 import { renderReport } from "./reportHtml";
 
 /** Where a report's lines live: a document (plus the selection's first line) or files on disk. */
@@ -16,7 +16,7 @@ export interface Origin {
 
 export interface ReportActions {
   copy(text: string, what: string): Promise<void>;
-  run(command: { title: string; argv: string[]; command: string; complete: boolean }): Promise<void>;
+  run(command: VerifyCommand): Promise<void>;
 }
 
 /** The report webview: one panel, reused; strict CSP, no remote resources, messages carry indices only. */

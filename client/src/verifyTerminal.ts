@@ -1,18 +1,13 @@
 import { ChildProcess, spawn } from "child_process";
 import * as vscode from "vscode";
-
-export interface Runnable {
-  title: string;
-  argv: string[];
-  command: string;
-}
+import { VerifyCommand } from "./report";
 
 /**
  * A terminal that runs one verification command's argv directly (no shell parses it) and stays open
  * with its output and exit code afterwards; a terminal whose process exits 0 would otherwise close at
  * once, taking the output with it. Ctrl+C stops the command.
  */
-export function openVerificationTerminal(command: Runnable, cwd: string | undefined): vscode.Terminal {
+export function openVerificationTerminal(command: VerifyCommand, cwd: string | undefined): vscode.Terminal {
   const write = new vscode.EventEmitter<string>();
   let child: ChildProcess | undefined;
   const crlf = (chunk: Buffer | string) => String(chunk).replace(/\r?\n/g, "\r\n");

@@ -58,14 +58,15 @@ def reference_page(ref: Reference, library: Library) -> str:
                          ("When the log cannot tell", ref.next_checks)):
         if items:
             lines += ["", f"## {title}", "", *_items(items)]
-    if ref.verify:
+    filled = [fill(c, {}) for c in ref.verify]
+    if filled:
         lines += ["", "## Verify", ""]
-        for c in ref.verify:
-            lines += [f"- {c.title}:", "", "  ```sh", f"  {fill(c, {}).command}", "  ```"]
+        for c in filled:
+            lines += [f"- {c.title}:", "", "  ```sh", f"  {c.command}", "  ```"]
     if ref.related:
         lines += ["", "## Related", "", *_items([f"[{library.references[r].title}]({r}.md)" if r in library.references
                                                 else r for r in ref.related])]
-    if any(not fill(c, {}).complete for c in ref.verify):
+    if any(not c.complete for c in filled):
         lines += ["", "`<name>` is filled from the log when firstfault diagnoses it."]
     lines += ["", "## Sources", "", *_items([f"<{u}>" for u in ref.references]), ""]
     return "\n".join(lines)
