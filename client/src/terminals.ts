@@ -93,9 +93,8 @@ export class Terminals implements vscode.Disposable {
       void vscode.window.showInformationMessage(message);
       return;
     }
-    const name = `terminal: ${output.commandLine}`;
-    const report = await this.host.diagnose(output.text, name);
-    if (report) this.host.show(report, `terminal "${terminal.name}": ${output.commandLine}${output.finished ? "" : " (still running)"}`, name);
+    await this.diagnoseAndShow(output.text, `terminal: ${output.commandLine}`,
+      `terminal "${terminal.name}": ${output.commandLine}${output.finished ? "" : " (still running)"}`);
   }
 
   /** Diagnose Terminal Selection: the terminal's copy command, through the clipboard, restored after. */
@@ -110,9 +109,7 @@ export class Terminals implements vscode.Disposable {
       void vscode.window.showInformationMessage("firstfault: nothing is selected in the terminal. Select the failing output (a traceback, the lines around an NCCL error) and run this again.");
       return;
     }
-    const name = `terminal selection (${terminal.name})`;
-    const report = await this.host.diagnose(text, name);
-    if (report) this.host.show(report, name, name);
+    await this.diagnoseAndShow(text, `terminal selection (${terminal.name})`);
   }
 
   private links(context: vscode.TerminalLinkContext): FailureLink[] {
@@ -130,8 +127,12 @@ export class Terminals implements vscode.Disposable {
     const output = this.buffers.latest(link.terminal);
     const text = output && output.text.includes(link.line.trim()) ? output.text : link.line;
     const name = output && text === output.text ? `terminal: ${output.commandLine}` : `terminal line (${link.terminal.name})`;
+    await this.diagnoseAndShow(text, name);
+  }
+
+  private async diagnoseAndShow(text: string, name: string, subject = name): Promise<void> {
     const report = await this.host.diagnose(text, name);
-    if (report) this.host.show(report, name, name);
+    if (report) this.host.show(report, subject, name);
   }
 
   dispose(): void {
