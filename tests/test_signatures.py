@@ -22,7 +22,7 @@ literals = ["boom happened"]
 regex = 'boom happened on (?P<iface>\\w+)'
 role = "cause"
 emitter = "python"
-match = ["boom happened on eth0"]
+match = ["boom happened on eth0", "boom happened on ib0"]
 near_miss = ["boom happened"]
 '''
 
@@ -56,7 +56,10 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path):
     (('near_miss = ["boom happened"]', 'near_miss = ["boom happened on eth1"]'), 18, "matches its near miss"),
     (('references = ["https://example.org/x"]', 'references = ["see the wiki"]'), 9, "is not a URL"),
     (('id = "my-ref"', 'id = "other"'), 1, "differs from the file name"),
-], ids=["regex", "role", "literal", "near-miss", "url", "id"])
+    (('match = ["boom happened on eth0", "boom happened on ib0"]', 'match = ["boom happened on eth0"]'), 1,
+     "fewer than 2 match examples"),
+    (('near_miss = ["boom happened"]', 'near_miss = []'), 1, "no near_miss example"),
+], ids=["regex", "role", "literal", "near-miss", "url", "id", "one-example", "no-near-miss"])
 def test_validation_errors_point_at_the_line_and_say_what_to_write(tmp_path, change, line, words):
     old, new = change
     ref, errors = load_reference(write(tmp_path, "my-ref.toml", GOOD.replace(old, new)))

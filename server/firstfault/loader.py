@@ -28,6 +28,8 @@ EMITTERS = (
     "vllm", "deepspeed", "slurm", "mpi", "rdma", "other",
 )
 MIN_LITERAL = 4
+# Each reference's own tests: lines that must match and at least one that must not.
+MIN_MATCH_EXAMPLES = 2
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _TOML_LINE = re.compile(r"at line (\d+)")
 
@@ -235,6 +237,11 @@ def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
         check.fail(1, "no [[patterns]] table; add at least one pattern with literals and regex")
     if not references:
         check.fail(1, "no references; cite the source or issue that prints the message")
+    if patterns and sum(len(p.match) for p in patterns) < MIN_MATCH_EXAMPLES:
+        check.fail(1, f"fewer than {MIN_MATCH_EXAMPLES} match examples over all patterns; add real lines the "
+                   "failure prints (distinct forms where the text changed between versions)")
+    if patterns and not any(p.near_miss for p in patterns):
+        check.fail(1, "no near_miss example; add a real line that looks alike but must not match")
     return (None if check.errors else ref), check.errors
 
 
