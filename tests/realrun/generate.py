@@ -88,6 +88,8 @@ SCENARIOS = [
     Scenario("launcher-terminated", "slow", "launcher-received-signal", None, terminate_after=12),
     # env:// initialisation without MASTER_ADDR: every rank raises before rendezvous.
     Scenario("env-master-addr-missing", "no-master-addr", "env-rendezvous-variable-missing", None),
+    # Every rank raises the same error at start-up: a shared cause, no rank to blame.
+    Scenario("init-twice", "init-twice", "process-group-initialized-twice", None),
     # Healthy jobs: nothing in them may be diagnosed.
     Scenario("torchrun-gloo-healthy", "none", None, None),
     Scenario("torchrun-gloo-healthy-verbose", "none", None, None,

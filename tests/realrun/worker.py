@@ -22,6 +22,8 @@ def main() -> None:
     if FAULT == "no-master-addr":
         os.environ.pop("MASTER_ADDR", None)  # as a launch script that never exports it
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=int(os.environ.get("PG_TIMEOUT", "15"))))
+    if FAULT == "init-twice":
+        dist.init_process_group("gloo")  # as a framework helper and the script each initialising
     rank = dist.get_rank()
     if FAULT == "slow":
         for _ in range(120):  # a long training loop, to be stopped from outside
