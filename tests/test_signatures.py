@@ -96,6 +96,12 @@ def test_captured_values_are_validated_before_they_reach_a_command(value, expect
     assert (cmd.argv, cmd.complete) == (expected, complete)
 
 
+def test_a_part_left_to_the_user_makes_the_command_incomplete():
+    cmd = fill(Command("t", ("sacct", "-j", "<jobid>", "--format=JobID,State")), {})
+    assert not cmd.complete and cmd.argv[2] == "<jobid>"
+    assert fill(Command("t", ("sh", "-c", "dmesg -T 2>/dev/null | tail")), {}).complete
+
+
 def test_command_string_is_shell_quoted():
     cmd = fill(Command("t", ("rg", "-F", "CUDA out of memory", "{log}")), {"log": "/logs/my run/rank0.log"})
     assert not cmd.complete  # a value from the log with a space is outside the safe set

@@ -13,6 +13,8 @@ from firstfault.model import Command
 
 # What a host, interface, device, port or path captured from a log may contain; anything else is refused.
 SAFE_VALUE = re.compile(r"[\w.:/@%+=,\[\]-]{1,200}")
+# A part the reference itself leaves to the user (<jobid>, <checkpoint>): the command cannot run as written.
+USER_PART = re.compile(r"<[\w-]+>")
 
 
 @attrs.frozen
@@ -48,4 +50,5 @@ def fill(command: Command, values: dict[str, str], own: dict[str, str] | None = 
         return value
 
     argv = tuple(PLACEHOLDER.sub(substitute, arg) for arg in command.argv)
+    complete = complete and not any(USER_PART.search(arg) for arg in command.argv)
     return VerifyCommand(command.title, argv, complete)
