@@ -87,6 +87,19 @@ def test_clean_log_has_no_diagnosis(engine):
     assert engine.analyze_text(text).diagnoses == ()
 
 
+def test_a_warning_healthy_runs_also_print_is_a_failure_only_with_what_it_needs(engine):
+    """The IPv6 lookup warning repeats while the store client retries; a run whose name resolves
+    later goes on. Only a connection that then fails makes it the DNS failure it reports."""
+    lines = (REALRUN / "unresolvable-rdzv-host.log").read_text().splitlines()
+    warnings = [line for line in lines if "cannot be retrieved (gai error" in line]
+    assert len(warnings) > 3
+    assert engine.analyze_text("\n".join(warnings)).diagnoses == ()
+    timeout = next(line for line in lines if "The client socket has timed out after" in line)
+    verdict = engine.analyze_text("\n".join([*warnings, timeout])).diagnoses[0]
+    assert verdict.id == "dns-resolution-failure"
+    assert "gai error" in verdict.initiator.text
+
+
 @pytest.mark.parametrize("ranks, text", [([0, 1, 2, 5], "0-2, 5"), ([3], "3"), ([], "")])
 def test_rank_ranges(ranks, text):
     assert rank_ranges(ranks) == text

@@ -120,6 +120,13 @@ def test_the_users_own_log_path_is_quoted_not_refused(path, argv_path, command_p
     assert cmd.command == "rg -F 'CUDA out of memory' " + command_path
 
 
+def test_unknown_needs_pattern_is_reported(tmp_path):
+    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', 'role = "cause"\nneeds = ["no-such-pattern"]', 1))
+    library = load_library([tmp_path], include_builtin=False)
+    assert [e.message.split(";")[0] for e in library.errors] == [
+        "'needs' of pattern 'p' names pattern 'no-such-pattern', which no reference defines"]
+
+
 def test_unknown_related_id_is_reported_at_its_line(tmp_path):
     write(tmp_path, "my-ref.toml", GOOD.replace("references = [", 'related = ["nope"]\nreferences = ['))
     library = load_library([tmp_path], include_builtin=False)

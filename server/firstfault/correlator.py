@@ -157,7 +157,7 @@ def known_ranks(events: list[Event], file_sources: list[Source]) -> tuple[set[in
 
 def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
                      file_sources: list[Source]) -> tuple[list[Diagnosis], list[str]]:
-    events = resolve_ranks(list(attempt.events))
+    events = _without_unmet_needs(resolve_ranks(list(attempt.events)))
     notes: list[str] = []
     ranks, world = known_ranks(events, file_sources)
     if world:
@@ -177,6 +177,13 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
     diagnoses.sort(key=lambda d: -d.confidence)
     return diagnoses, notes
+
+
+def _without_unmet_needs(events: list[Event]) -> list[Event]:
+    """A pattern that healthy runs also print is only context unless a pattern it needs shows too."""
+    present = {e.pattern.id for e in events}
+    return [e if not e.pattern.needs or present.intersection(e.pattern.needs)
+            else attrs.evolve(e, pattern=attrs.evolve(e.pattern, role="context")) for e in events]
 
 
 def _hypotheses(events: list[Event], references: dict[str, Reference]) -> list[Hypothesis]:

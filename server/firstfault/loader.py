@@ -106,6 +106,12 @@ def _cross_check(library: Library, switched_off: list[Reference]) -> list[LoadEr
                 errors.append(LoadError(ref.source, _source_line(ref, "against"),
                                         f"'against' names pattern '{pid}', which no reference defines; "
                                         "write a pattern id from any signature file"))
+        for pattern in ref.patterns:
+            for pid in pattern.needs:
+                if pid not in known_patterns:
+                    errors.append(LoadError(ref.source, _source_line(ref, "needs"),
+                                            f"'needs' of pattern '{pattern.id}' names pattern '{pid}', which no "
+                                            "reference defines; write a pattern id from any signature file"))
     return errors
 
 
@@ -282,7 +288,8 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Patter
             _check_examples(check, at, pid, literals, regex, match, near_miss)
         if regex is not None and pid and literals and role and emitter:
             patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
-                                    match, near_miss, ref_id, bool(item.get("generic", False))))
+                                    match, near_miss, ref_id, bool(item.get("generic", False)),
+                                    tuple(check.strings(item, "needs", line_from=at))))
     return patterns
 
 

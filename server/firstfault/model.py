@@ -31,6 +31,9 @@ class Pattern:
     reference_id: str = ""
     # A catch-all (any Python exception): dropped on a line that a specific pattern also matched.
     generic: bool = False
+    # A line that healthy runs print too: it counts as a failure only when one of these patterns also
+    # shows in the same attempt, and is context otherwise.
+    needs: tuple[str, ...] = ()
 
 
 @attrs.frozen
