@@ -1,6 +1,7 @@
 import pytest
 
 from conftest import EXAMPLES, REALRUN
+from firstfault.annotations import annotate
 from firstfault.diagnosis import rank_ranges
 
 
@@ -93,7 +94,10 @@ def test_a_warning_healthy_runs_also_print_is_a_failure_only_with_what_it_needs(
     lines = (REALRUN / "unresolvable-rdzv-host.log").read_text().splitlines()
     warnings = [line for line in lines if "cannot be retrieved (gai error" in line]
     assert len(warnings) > 3
-    assert engine.analyze_text("\n".join(warnings)).diagnoses == ()
+    alone = engine.analyze_text("\n".join(warnings))
+    assert alone.diagnoses == ()
+    notes = annotate(alone, engine.library.references)
+    assert {n.kind for per_input in notes.values() for n in per_input} == {"context"}  # no error squiggle
     timeout = next(line for line in lines if "The client socket has timed out after" in line)
     verdict = engine.analyze_text("\n".join([*warnings, timeout])).diagnoses[0]
     assert verdict.id == "dns-resolution-failure"

@@ -63,7 +63,7 @@ def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
                 events.extend(evs)
                 first = lo if first is None else min(first, lo)
                 last = max(last, hi)
-        attempts.append(Attempt(depth - back, first or 1, last, tuple(events)))
+        attempts.append(Attempt(depth - back, first or 1, last, tuple(_without_unmet_needs(events))))
     return attempts
 
 
@@ -157,7 +157,7 @@ def known_ranks(events: list[Event], file_sources: list[Source]) -> tuple[set[in
 
 def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
                      file_sources: list[Source]) -> tuple[list[Diagnosis], list[str]]:
-    events = _without_unmet_needs(resolve_ranks(list(attempt.events)))
+    events = resolve_ranks(list(attempt.events))
     notes: list[str] = []
     ranks, world = known_ranks(events, file_sources)
     if world:
@@ -180,7 +180,8 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
 
 
 def _without_unmet_needs(events: list[Event]) -> list[Event]:
-    """A pattern that healthy runs also print is only context unless a pattern it needs shows too."""
+    """A pattern that healthy runs also print is only context unless a pattern it needs shows in the
+    same attempt."""
     present = {e.pattern.id for e in events}
     return [e if not e.pattern.needs or present.intersection(e.pattern.needs)
             else attrs.evolve(e, pattern=attrs.evolve(e.pattern, role="context")) for e in events]

@@ -77,7 +77,7 @@ class Engine:
                      f"(lines {attempts[-1].first_line}-{attempts[-1].last_line})", *notes]
         infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary) for i, s in zip(inputs, scans))
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
-                      tuple(e for s in scans for e in s.events))
+                      tuple(e for a in attempts for e in a.events))
 
     def _summarise(self, attempt: Attempt, file_sources: list[Source]) -> Attempt:
         diagnoses, _ = diagnose_attempt(attempt, self.library.references, file_sources)
