@@ -57,6 +57,15 @@ def test_clean_input_exits_zero(capsys, tmp_path):
     assert code == 0 and "No failure found" in out
 
 
+def test_only_context_lines_say_so(capsys, tmp_path):
+    """Lines that matched but count as no failure are not 'nothing matched'."""
+    lines = (REALRUN / "unresolvable-rdzv-host.log").read_text().splitlines()
+    path = tmp_path / "warnings.log"
+    path.write_text("\n".join(line for line in lines if "cannot be retrieved (gai error" in line) + "\n")
+    code, out, _ = run(capsys, "diagnose", str(path))
+    assert code == 0 and "No failure found" in out and "none of them a failure by itself" in out
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda p: p, "is a directory"),
     (lambda p: p / "nope.log", "no such file"),

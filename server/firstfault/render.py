@@ -48,6 +48,13 @@ def _ranks_of(locations: tuple[Location, ...]) -> str:
     return f" on rank(s) {rank_ranges(ranks)}" if ranks else ""
 
 
+def _nothing_found(report: Report) -> str:
+    if not report.events:
+        return "No line matched a known failure signature."
+    return (f"{len(report.events)} line(s) matched known messages, none of them a failure by itself "
+            "(context, or warnings that healthy runs print too).")
+
+
 def text_report(report: Report, style: Style) -> str:
     out: list[str] = []
     lines = sum(i.lines for i in report.inputs)
@@ -58,7 +65,7 @@ def text_report(report: Report, style: Style) -> str:
     for note in report.notes:
         out.append(style.yellow(f"note: {note}"))
     if not report.diagnoses:
-        out.append(style.green("No failure found.") + " No line matched a known failure signature.")
+        out.append(style.green("No failure found.") + " " + _nothing_found(report))
         return "\n".join(out) + "\n"
     top, *others = report.diagnoses
     out.append("")
@@ -126,7 +133,7 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
 def markdown_report(report: Report) -> str:
     out = []
     if not report.diagnoses:
-        return "**No failure found.** No line matched a known failure signature.\n"
+        return f"**No failure found.** {_nothing_found(report)}\n"
     for note in report.notes:
         out.append(f"> note: {note}\n")
     top, *others = report.diagnoses
