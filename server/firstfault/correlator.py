@@ -183,8 +183,9 @@ def _without_unmet_needs(events: list[Event]) -> list[Event]:
     """A pattern that healthy runs also print is only context unless a pattern it needs shows in the
     same attempt."""
     present = {e.pattern.id for e in events}
-    return [e if not e.pattern.needs or present.intersection(e.pattern.needs)
-            else attrs.evolve(e, pattern=attrs.evolve(e.pattern, role="context")) for e in events]
+    unmet = {e.pattern.id: attrs.evolve(e.pattern, role="context") for e in events
+             if e.pattern.needs and not present.intersection(e.pattern.needs)}
+    return [attrs.evolve(e, pattern=unmet[e.pattern.id]) if e.pattern.id in unmet else e for e in events]
 
 
 def _hypotheses(events: list[Event], references: dict[str, Reference]) -> list[Hypothesis]:
