@@ -382,11 +382,12 @@ class FirstfaultServer(LanguageServer):
 
     def literals(self) -> list[dict[str, str]]:
         """Lower-cased literals of specific failure patterns, for clients that mark lines outside documents
-        (terminal links); generic ones such as 'Error:' would mark every line."""
+        (terminal links); generic ones such as 'Error:' would mark every line, and one that needs another
+        line is no failure on its own."""
         seen: dict[str, dict[str, str]] = {}
         for ref in self.engine.library.references.values():
             for pattern in ref.patterns:
-                if pattern.role in ("cause", "symptom") and not pattern.generic:
+                if pattern.role in ("cause", "symptom") and not pattern.generic and not pattern.needs:
                     for literal in pattern.literals:
                         seen.setdefault(literal, {"literal": literal, "reference": ref.id, "title": ref.title})
         return sorted(seen.values(), key=lambda entry: entry["literal"])
