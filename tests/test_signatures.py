@@ -148,3 +148,19 @@ def test_log_placeholder_is_filled_only_for_a_file(tmp_path):
     rg_file = next(v for v in from_file.verify if v.argv[0] == "rg")
     assert not rg_text.complete and rg_text.argv[-1] == "<log>"
     assert rg_file.complete and rg_file.argv[-1] == str(log)
+
+
+def test_every_sample_log_ships_with_the_package():
+    """An installed copy has only what pyproject force-includes; a sample elsewhere would fail `signatures check`."""
+    import tomllib
+
+    repo = builtin_dir().parent
+    shipped = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
+        "force-include"]
+    samples = [s.path.resolve() for r in load_library().references.values() for s in r.samples]
+    assert samples
+    outside = [p for p in samples if not any(p.is_relative_to((repo / src).resolve()) for src in shipped)]
+    assert outside == []
+    # ...and each lands where its relative path points from the installed signatures folder.
+    for src, dest in shipped.items():
+        assert Path(dest) == Path("firstfault") / src

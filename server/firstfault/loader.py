@@ -212,7 +212,7 @@ def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
         if not isinstance(sample, dict) or not sample.get("path"):
             check.fail(_line_of(text, "samples"), "each sample needs a path: { path = \"samples/x.log\" }")
             continue
-        # Existence is checked by `signatures check`: installed copies ship without the sample logs.
+        # Existence is checked by `signatures check`; pyproject ships every folder samples live in.
         samples.append(SampleTest(path.parent / str(sample["path"]), sample.get("initiator_rank"),
                                   bool(sample.get("undetermined", False))))
     ref = Reference(
