@@ -1,0 +1,268 @@
+"""The real-log benchmark: firstfault's verdict on logs people pasted in public threads.
+
+    python bench/truth.py                   # figures per split, and the dev split's misses
+    python bench/truth.py --misses test     # also list the test split's misses (measure only: never tune on them)
+    python bench/truth.py --check           # exit 1 when a figure is worse than bench/truth/baseline.json
+    python bench/truth.py --update-baseline # store today's figures as the baseline
+
+Each case is bench/truth/cases/<id>.log (the paste, exactly as posted) and <id>.toml (its thread and label);
+bench/truth/README.md says how cases are chosen and labelled. The split is fixed by a hash of the thread's URL,
+so every paste from one thread lands on the same side, and no one picks which side a case is on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+import attrs
+
+ROOT = Path(__file__).resolve().parent
+CASES = ROOT / "truth" / "cases"
+BASELINE = ROOT / "truth" / "baseline.json"
+SIGNATURES = ROOT.parent / "signatures"
+SPLITS = ("dev", "test")
+SHORT_LINES = 5
+# How each figure is read: "up" figures are right answers (higher is better), "down" ones are errors.
+FIGURES = {
+    "top1_confirmed": ("top-1 cause, confirmed", "up"),
+    "top1_all": ("top-1 cause, all labelled", "up"),
+    "top3_all": ("top-3 cause, all labelled", "up"),
+    "first_rank": ("first failing rank", "up"),
+    "flagged_unknown": ("unknown cause flagged as a failure", "up"),
+    "false_alarms": ("false alarms on negatives", "down"),
+    "no_failure": ("'No failure found' on positives", "down"),
+}
+REQUIRED = {"url": str, "cause": str, "confirmed": bool}
+OPTIONAL = {"title": str, "confirmation": str, "first_rank": int, "multi_rank": bool, "stack": list,
+            "cut": bool, "notes": str}
+
+
+@attrs.frozen
+class Case:
+    id: str
+    url: str
+    cause: str  # a reference id, "unknown" (a failure no reference covers) or "none" (a healthy log)
+    confirmed: bool
+    text: str
+    first_rank: int | None
+    multi_rank: bool
+    meta: dict[str, Any]
+
+    @property
+    def split(self) -> str:
+        return split_of(self.url)
+
+    @property
+    def positive(self) -> bool:
+        return self.cause != "none"
+
+    @property
+    def labelled(self) -> bool:
+        return self.cause not in ("none", "unknown")
+
+    @property
+    def short(self) -> bool:
+        return sum(1 for line in self.text.splitlines() if line.strip()) <= SHORT_LINES
+
+
+@attrs.frozen
+class Outcome:
+    case: Case
+    ids: tuple[str, ...]
+    rank: int | None
+    undetermined: bool
+
+
+def normalise_url(url: str) -> str:
+    url = url.strip().split("#", 1)[0].split("?", 1)[0].rstrip("/")
+    return re.sub(r"^http://", "https://", url).lower()
+
+
+def split_of(url: str) -> str:
+    """Fixed before any case was read: the parity of the first 32 bits of the normalised URL's SHA-256."""
+    digest = hashlib.sha256(normalise_url(url).encode()).hexdigest()
+    return SPLITS[int(digest[:8], 16) % 2]
+
+
+def load_cases(directory: Path, known_ids: set[str]) -> tuple[list[Case], list[str]]:
+    cases, problems = [], []
+    for meta_path in sorted(directory.glob("*.toml")):
+        log_path = meta_path.with_suffix(".log")
+        where = meta_path.name
+        try:
+            meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            problems.append(f"{where}: not valid TOML: {exc}")
+            continue
+        if not log_path.is_file():
+            problems.append(f"{where}: no {log_path.name} beside it")
+            continue
+        bad = [f"'{k}' must be {t.__name__}" for k, t in REQUIRED.items() if not isinstance(meta.get(k), t)]
+        bad += [f"'{k}' must be {t.__name__}" for k, t in OPTIONAL.items() if k in meta and not isinstance(meta[k], t)]
+        bad += [f"unknown key '{k}'" for k in meta if k not in REQUIRED and k not in OPTIONAL]
+        if not bad and meta["cause"] not in known_ids | {"unknown", "none"}:
+            bad.append(f"cause '{meta['cause']}' is no reference id (nor 'unknown' / 'none')")
+        if bad:
+            problems.append(f"{where}: " + "; ".join(bad))
+            continue
+        text = log_path.read_bytes().decode("utf-8", errors="replace")
+        cases.append(Case(meta_path.stem, meta["url"], meta["cause"], meta["confirmed"], text,
+                          meta.get("first_rank"), meta.get("multi_rank", False), meta))
+    return cases, problems
+
+
+def run_cases(cases: Iterable[Case]) -> list[Outcome]:
+    from firstfault.engine import Engine
+
+    engine = Engine()
+    outcomes = []
+    for case in cases:
+        report = engine.analyze_text(case.text, "paste.log")
+        top = report.diagnoses[0] if report.diagnoses else None
+        rank = top.initiator.rank if top is not None and top.initiator is not None else None
+        outcomes.append(Outcome(case, tuple(d.id for d in report.diagnoses), rank,
+                                bool(top is not None and top.undetermined)))
+    return outcomes
+
+
+def figures(outcomes: list[Outcome]) -> dict[str, list[int]]:
+    """Each figure as [count, out of]."""
+    def tally(pool: list[Outcome], hit) -> list[int]:
+        return [sum(1 for o in pool if hit(o)), len(pool)]
+
+    labelled = [o for o in outcomes if o.case.labelled]
+    return {
+        "top1_confirmed": tally([o for o in labelled if o.case.confirmed], _top1),
+        "top1_all": tally(labelled, _top1),
+        "top3_all": tally(labelled, lambda o: o.case.cause in o.ids[:3]),
+        "first_rank": tally([o for o in outcomes if o.case.first_rank is not None],
+                            lambda o: o.rank == o.case.first_rank),
+        "flagged_unknown": tally([o for o in outcomes if o.case.cause == "unknown"], lambda o: bool(o.ids)),
+        "false_alarms": tally([o for o in outcomes if not o.case.positive], lambda o: bool(o.ids)),
+        "no_failure": tally([o for o in outcomes if o.case.positive], lambda o: not o.ids),
+    }
+
+
+def _top1(outcome: Outcome) -> bool:
+    return bool(outcome.ids) and outcome.ids[0] == outcome.case.cause
+
+
+def misses(outcomes: list[Outcome]) -> list[str]:
+    rows = []
+    for o in outcomes:
+        case, got = o.case, (o.ids[0] if o.ids else "no failure found")
+        wrong = []
+        if case.labelled and not _top1(o):
+            wrong.append(f"cause: want {case.cause}, got {got}" + (" (undetermined)" if o.undetermined else ""))
+        if case.cause == "unknown" and not o.ids:
+            wrong.append("unknown cause: no failure found")
+        if not case.positive and o.ids:
+            wrong.append(f"false alarm: {got}")
+        if case.first_rank is not None and o.rank != case.first_rank:
+            wrong.append(f"rank: want {case.first_rank}, got {o.rank}")
+        if wrong:
+            rows.append(f"  {case.id:12} {'; '.join(wrong)}  [{case.url}]")
+    return rows
+
+
+def composition(cases: list[Case]) -> str:
+    positives = [c for c in cases if c.positive]
+    return (f"{len(cases)} cases: {len(positives)} positive ({sum(c.labelled for c in positives)} with a reference, "
+            f"{sum(c.confirmed for c in positives if c.labelled)} of them confirmed; "
+            f"{sum(c.cause == 'unknown' for c in positives)} unknown), {len(cases) - len(positives)} negative; "
+            f"{sum(c.short for c in cases)} short (1-{SHORT_LINES} lines), {sum(c.multi_rank for c in cases)} multi-rank, "
+            f"{sum(c.first_rank is not None for c in cases)} with a known first rank")
+
+
+def table(per_split: dict[str, dict[str, list[int]]]) -> str:
+    lines = [f"| figure | {' | '.join(per_split)} |", "|---|" + "---|" * len(per_split)]
+    for key, (label, _) in FIGURES.items():
+        cells = [_cell(per_split[s][key]) for s in per_split]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def _cell(value: list[int]) -> str:
+    n, total = value
+    return f"{n}/{total} ({100 * n / total:.0f}%)" if total else "–"
+
+
+def regressions(now: dict[str, dict[str, list[int]]], base: dict[str, dict[str, list[int]]]) -> list[str]:
+    """A figure is worse when its rate moved the wrong way (cases may be added, so rates, not counts)."""
+    worse = []
+    for split, old_figures in base.items():
+        for key, (old_n, old_total) in old_figures.items():
+            new_n, new_total = now.get(split, {}).get(key, [0, 0])
+            if not old_total or not new_total or key not in FIGURES:
+                continue
+            old_rate, new_rate = old_n / old_total, new_n / new_total
+            better_up = FIGURES[key][1] == "up"
+            if (new_rate < old_rate - 1e-9) if better_up else (new_rate > old_rate + 1e-9):
+                worse.append(f"{split}: {FIGURES[key][0]} {_cell([old_n, old_total])} -> {_cell([new_n, new_total])}")
+    return worse
+
+
+def leaked_test_urls(cases: list[Case]) -> list[str]:
+    """Test-split threads must never be what a signature was written from."""
+    cited = set()
+    for path in SIGNATURES.rglob("*.toml"):
+        cited.update(normalise_url(u) for u in re.findall(r"https?://[^\s\"'<>\])]+", path.read_text(errors="replace")))
+    return sorted({c.url for c in cases if c.split == "test" and normalise_url(c.url) in cited})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=Path, default=CASES)
+    parser.add_argument("--misses", choices=("dev", "test", "both", "none"), default="dev")
+    parser.add_argument("--check", action="store_true", help="fail when a figure is worse than the baseline")
+    parser.add_argument("--update-baseline", action="store_true")
+    args = parser.parse_args(argv)
+
+    from firstfault.loader import load_library
+
+    cases, problems = load_cases(args.cases, set(load_library().references))
+    for problem in problems:
+        print(f"truth: {problem}", file=sys.stderr)
+    if problems:
+        return 2
+    leaked = leaked_test_urls(cases)
+    for url in leaked:
+        print(f"truth: a test-split thread is cited by the signature library: {url}", file=sys.stderr)
+
+    outcomes = run_cases(cases)
+    per_split = {s: figures([o for o in outcomes if o.case.split == s]) for s in SPLITS}
+    for split in SPLITS:
+        print(f"{split}: {composition([c for c in cases if c.split == split])}")
+    print()
+    print(table(per_split))
+    for split in SPLITS:
+        if args.misses in (split, "both"):
+            rows = misses([o for o in outcomes if o.case.split == split])
+            print(f"\n{split} misses ({len(rows)}):")
+            print("\n".join(rows) if rows else "  none")
+    if args.misses != "both" and args.misses != "test":
+        test_misses = len(misses([o for o in outcomes if o.case.split == "test"]))
+        print(f"\ntest: {test_misses} cases with a miss (listed with --misses test; measure on them, never tune)")
+
+    if args.update_baseline:
+        BASELINE.write_text(json.dumps(per_split, indent=2) + "\n")
+        print(f"\nbaseline written to {BASELINE.relative_to(ROOT.parent)}")
+    if args.check:
+        worse = regressions(per_split, json.loads(BASELINE.read_text()))
+        for line in worse:
+            print(f"truth: worse than the baseline: {line}", file=sys.stderr)
+        if worse or leaked:
+            return 1
+        print("\ntruth: no figure below the baseline")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
