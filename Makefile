@@ -23,6 +23,7 @@ test: test-python test-client
 test-python: setup
 	$(BIN)/firstfault signatures check
 	$(BIN)/python -m pytest
+	$(BIN)/python bench/truth.py --check --misses none
 
 # Unit tests, then the linux-x64 .vsix, the packaging test and the end-to-end suite in code-server.
 test-client: node_modules/.package-lock.json

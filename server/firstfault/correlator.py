@@ -14,7 +14,8 @@ from firstfault.commands import fill
 from firstfault.context import Source
 from firstfault.diagnosis import Attempt, Diagnosis, Location, rank_ranges
 from firstfault.matcher import Event, ScanResult
-from firstfault.model import TIERS, Reference
+from firstfault.model import TIERS, UNRECOGNISED, Reference
+from firstfault.unrecognised import unexplained_lines, unrecognised_verdict
 
 FAILURE_ROLES = ("cause", "symptom")
 ROLE_STRENGTH = {"cause": 0, "symptom": 1, "collateral": 2, "teardown": 3, "context": 4}
@@ -51,7 +52,8 @@ def event_key(event: Event) -> tuple:
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
     """Attempts aligned from the end across inputs: the last attempt of each file is the current one."""
-    per_input = [_attempts_of(scan) for scan in scans]
+    # The catch-all lines never decide where an attempt starts; they count only where nothing else fails.
+    per_input = [_attempts_of(attrs.evolve(scan, events=[_demoted(e) for e in scan.events])) for scan in scans]
     depth = max((len(a) for a in per_input), default=0)
     attempts = []
     for back in range(depth, 0, -1):
@@ -63,8 +65,32 @@ def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
                 events.extend(evs)
                 first = lo if first is None else min(first, lo)
                 last = max(last, hi)
-        attempts.append(Attempt(depth - back, first or 1, last, tuple(_without_unmet_needs(events))))
+        attempts.append(Attempt(depth - back, first or 1, last, tuple(_unrecognised_when_alone(
+            _without_unmet_needs([_restored(e) for e in events])))))
     return attempts
+
+
+def _demoted(event: Event) -> Event:
+    if event.reference_id != UNRECOGNISED or event.role == "context":
+        return event
+    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role="context"), captures={
+        **event.captures, "_role": event.role})
+
+
+def _restored(event: Event) -> Event:
+    role = event.captures.get("_role")
+    if role is None:
+        return event
+    captures = {k: v for k, v in event.captures.items() if k != "_role"}
+    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role=role), captures=captures)
+
+
+def _unrecognised_when_alone(events: list[Event]) -> list[Event]:
+    """Error lines that no reference explains are the verdict only when no recognised failure shows in the
+    attempt; otherwise they are context (the report lists them as unexplained)."""
+    if not any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
+        return events
+    return [_demoted(e) for e in events]
 
 
 def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
@@ -168,6 +194,8 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     hypotheses = _hypotheses(events, references)
     if not hypotheses:
         return [], notes
+    if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
+        return [unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures())], notes
     present_patterns = {e.pattern.id for e in events}
     hypotheses.sort(key=lambda h: (h.tier, h.strength(), event_key(h.failures()[0]),
                                    any(p in present_patterns for p in h.reference.against)))
@@ -176,6 +204,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
     diagnoses.sort(key=lambda d: -d.confidence)
+    diagnoses[0] = attrs.evolve(diagnoses[0], unexplained=unexplained_lines(events, references.get(UNRECOGNISED)))
     return diagnoses, notes
 
 

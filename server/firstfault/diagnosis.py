@@ -63,6 +63,8 @@ class Diagnosis:
     events: tuple[Event, ...] = ()
     # (input index, line) of every collateral line, also those beyond the listed `collateral`.
     collateral_keys: frozenset[tuple[int, int]] = frozenset()
+    # Error lines (one per template) that no reference explains, listed beside the verdict.
+    unexplained: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -87,6 +89,7 @@ class Diagnosis:
             "fix": list(ref.fix),
             "verify": [cmd.to_json() for cmd in self.verify],
             "next_checks": list(self.next_checks),
+            "unexplained": list(self.unexplained),
             "references": list(ref.references),
         }
 

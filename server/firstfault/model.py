@@ -10,7 +10,11 @@ import attrs
 ROLES = ("cause", "symptom", "collateral", "teardown", "context")
 
 # Precedence, strongest first: a failure in an earlier tier explains failures in later ones.
-TIERS = ("hardware", "device-fault", "rank-crash", "transport", "timeout", "launcher", "info")
+# "unrecognised" holds the catch-all error lines that no reference explains.
+TIERS = ("hardware", "device-fault", "rank-crash", "transport", "timeout", "launcher", "info", "unrecognised")
+
+# The catch-all reference for error lines that no other reference explains (signatures/process/).
+UNRECOGNISED = "unrecognised-failure"
 
 SEVERITIES = ("critical", "error", "warning", "info")
 STATUSES = ("experimental", "stable", "deprecated")

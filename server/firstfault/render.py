@@ -113,6 +113,10 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
             out.append(style.dim(f"    {where(loc)}: {(loc.text or '').strip()[:140]}"))
         if d.collateral_total > SHOWN_COLLATERAL:
             out.append(style.dim(f"    … {d.collateral_total - SHOWN_COLLATERAL} more (--format json lists them)"))
+    if d.unexplained:
+        out.append("")
+        out.append(style.bold("  Error lines no reference explains"))
+        out += [style.dim(f"    {u}") for u in d.unexplained]
     if d.next_checks:
         out.append("")
         out.append(style.bold("  Check next"))
@@ -167,6 +171,8 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
     if d.collateral_total:
         out += ["", f"**Collateral:** {d.collateral_total} line(s){_ranks_of(d.collateral)}", ""]
         out += [f"- {where(loc)}: `{(loc.text or '').strip()[:120]}`" for loc in d.collateral[:SHOWN_COLLATERAL]]
+    if d.unexplained:
+        out += ["", "**Error lines no reference explains**", ""] + [f"- `{u}`" for u in d.unexplained]
     if d.next_checks:
         out += ["", "**Check next**", ""] + [f"- {c}" for c in d.next_checks]
     if ref.fix:

@@ -9,6 +9,7 @@ from lsprotocol import types
 from firstfault.annotations import LineNote, who
 from firstfault.diagnosis import Report
 from firstfault.matcher import Event
+from firstfault.model import UNRECOGNISED
 
 SOURCE = "firstfault"
 SEVERITY = {
@@ -51,13 +52,20 @@ def diagnostic(note: LineNote, uri_of: UriOf, path_uri: Callable[[str], str | No
     return types.Diagnostic(
         range=event_range(note.event),
         message=note.message,
-        severity=SEVERITY[note.kind],
+        severity=_severity(note),
         code=note.event.reference_id,
         code_description=types.CodeDescription(href=reference_url) if reference_url else None,
         source=SOURCE,
         related_information=related or None,
         data={"kind": note.kind, "pattern": note.event.pattern.id, "line": note.line},
     )
+
+
+def _severity(note: LineNote) -> types.DiagnosticSeverity:
+    """A first failure no reference explains is a Warning: the log failed there, but the cause is unnamed."""
+    if note.kind == "initiator" and note.event.reference_id == UNRECOGNISED:
+        return types.DiagnosticSeverity.Warning
+    return SEVERITY[note.kind]
 
 
 def keep(severity: types.DiagnosticSeverity, minimum: str) -> bool:

@@ -1,0 +1,93 @@
+"""Error lines that no reference explains: collapsed per template, as a verdict of their own when nothing else
+failed, or as a note beside the verdict when something else did."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import attrs
+
+from firstfault.diagnosis import Diagnosis, Location, rank_ranges
+from firstfault.matcher import Event
+from firstfault.model import UNRECOGNISED, Reference
+
+SHOWN_TEMPLATES = 5
+_VARIABLE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+# A traceback header says only that an exception follows; what follows is what explains it.
+_HEADER_ONLY = ("traceback-header",)
+
+
+@attrs.frozen
+class Template:
+    text: str
+    events: tuple[Event, ...]
+
+    @property
+    def ranks(self) -> list[int]:
+        return sorted({e.source.rank for e in self.events if e.source.rank is not None})
+
+    def describe(self) -> str:
+        first = self.events[0]
+        where = f"line {first.line}" + (f", rank(s) {rank_ranges(self.ranks)}" if self.ranks else "")
+        count = f" ×{len(self.events)}" if len(self.events) > 1 else ""
+        return f"{self.text[:160]}{count} ({where})"
+
+
+def templates(events: list[Event]) -> list[Template]:
+    """Lines collapsed by their text with numbers and addresses masked, earliest template first."""
+    from firstfault.correlator import event_key
+
+    groups: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for event in sorted(events, key=event_key):
+        shown = _shown_text(event)
+        groups[(event.pattern.id, _VARIABLE.sub("N", shown))].append(event)
+    return [Template(_shown_text(evs[0]), tuple(evs)) for evs in groups.values()]
+
+
+def _shown_text(event: Event) -> str:
+    """The message from where the pattern matched: prefixes (rank, host, timestamps) stay out of the template."""
+    return event.text[event.col_start:].strip() if 0 < event.col_start < len(event.text) else event.text.strip()
+
+
+def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnosis:
+    """The earliest error line is the first-failure candidate; the cause stays unnamed."""
+    found = templates(failures)
+    meaningful = [t for t in found if t.events[0].pattern.id not in _HEADER_ONLY] or found
+    first = meaningful[0].events[0]
+    evidence = [f"no reference in the library explains these {len(failures)} error line(s); the earliest "
+                f"that says something is line {first.line}"
+                + (f" on {first.source.label()}" if not first.source.is_empty() else "")
+                + f": {_shown_text(first)[:160]}"]
+    evidence += [f"{t.describe()}" for t in meaningful[:SHOWN_TEMPLATES]]
+    if len(meaningful) > SHOWN_TEMPLATES:
+        evidence.append(f"... and {len(meaningful) - SHOWN_TEMPLATES} more kind(s) of error line")
+    return Diagnosis(
+        reference=reference,
+        confidence=0.3,
+        initiator=Location.of(first),
+        collateral=(),
+        collateral_total=0,
+        evidence_for=tuple(evidence),
+        evidence_against=("the message is not one firstfault knows: the cause is not named, only where it "
+                          "shows first",),
+        verify=(),
+        next_checks=reference.next_checks,
+        events=tuple(failures),
+    )
+
+
+def unexplained_lines(events: list[Event], reference: Reference | None) -> tuple[str, ...]:
+    """Beside a verdict: the error lines no reference explains, one per template, so nothing the log says is
+    hidden. A line right above or below a recognised failure is its wrapper ("terminate called ..." over the
+    "what():" line) and counts as explained."""
+    if reference is None:
+        return ()
+    failing = {p.id for p in reference.patterns if p.role in ("cause", "symptom")} - set(_HEADER_ONLY)
+    recognised = {(e.input_index, e.line) for e in events
+                  if e.reference_id != UNRECOGNISED and e.role in ("cause", "symptom")}
+    leftover = [e for e in events if e.reference_id == UNRECOGNISED and e.pattern.id in failing
+                and not {(e.input_index, e.line - 1), (e.input_index, e.line + 1)} & recognised]
+    found = templates(leftover)
+    shown = tuple(t.describe() for t in found[:SHOWN_TEMPLATES])
+    return shown + ((f"... and {len(found) - SHOWN_TEMPLATES} more kind(s)",) if len(found) > SHOWN_TEMPLATES else ())

@@ -1,0 +1,77 @@
+"""Error lines no reference explains: a verdict of their own when nothing else failed, listed beside the
+verdict when something else did. Every line here was printed by real software (sources in the comments)."""
+
+import pytest
+
+from firstfault.annotations import annotate
+from firstfault.lsp.convert import _severity
+from firstfault.model import UNRECOGNISED
+from lsprotocol import types
+
+# NCCL 2.x, a two-node job whose socket transport rejected a connection (NVIDIA/nccl-tests#188).
+NCCL_SOCKET = [
+    "user:16899:16949 [0] NCCL INFO Channel 01/0 : 9[1] -> 0[0] [receive] via NET/Socket/0",
+    "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
+    "user:16899:16961 [0] NCCL INFO misc/socket.cc:561 -> 3",
+    "user:16899:16961 [0] NCCL INFO misc/socket.cc:586 -> 3",
+]
+# google/nccl-fastsocket#4: the plugin's WARN lines, then it connects and the job runs.
+PLUGIN_RETRIES = [
+    "full-debug2-test-0:4300:4325 [0] net_fastsocket.cc:785 NCCL WARN Maximum retry reached for accept 3.",
+    "full-debug2-test-0:4300:4325 [0] NCCL INFO accept qid: 3, rqid: 3",
+    "full-debug2-test-0:4300:4325 [0] NCCL INFO NET/FastSocket : Connected after 1000 retries.",
+]
+# A traceback cut before its last line, as pasted (vLLM v1 worker, snowflakedb/ArcticInference#37).
+CUT_TRACEBACK = [
+    "(VllmWorker rank=0 pid=2480291) INFO 05-07 19:18:17 [loader.py:458] Loading weights took 3.07 seconds",
+    "(VllmWorker rank=0 pid=2480291) Process SpawnProcess-1:1:",
+    "(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):",
+]
+
+
+@pytest.mark.parametrize("lines, line, text", [
+    (NCCL_SOCKET, 2, "socketFinalizeAccept: wrong type 4 != 3"),
+    (CUT_TRACEBACK, 3, "Traceback (most recent call last)"),
+    (["srun: error: Task launch for 36.0 failed on node cn131: Job credential expired"], 1, "Job credential expired"),
+    (["terminate called after throwing an instance of 'std::system_error'", "  what():  Resource temporarily unavailable"],
+     1, "std::system_error"),
+])
+def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, lines, line, text):
+    report = engine.analyze_text("\n".join(lines))
+    top = report.diagnoses[0]
+    assert (top.id, top.initiator.line) == (UNRECOGNISED, line)
+    assert text in top.initiator.text and report.failed
+    assert top.next_checks and not top.undetermined and top.confidence <= 0.3
+
+
+def test_a_warn_that_nccl_recovers_from_is_no_failure(engine):
+    assert engine.analyze_text("\n".join(PLUGIN_RETRIES)).diagnoses == ()
+
+
+def test_a_recognised_failure_wins_and_the_rest_is_listed_as_unexplained(engine):
+    # pytorch/pytorch#15592's gloo failure, then the socket WARN of another job's NCCL: two families.
+    lines = ["terminate called after throwing an instance of 'gloo::IoException'",
+             "  what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/"
+             "pair.cc:724] connect [127.0.1.1]:3210: Connection refused",
+             *NCCL_SOCKET]
+    report = engine.analyze_text("\n".join(lines))
+    assert [d.id for d in report.diagnoses] == ["gloo-connect-timeout"]
+    assert len(report.diagnoses[0].unexplained) == 1
+    assert "socketFinalizeAccept: wrong type" in report.diagnoses[0].unexplained[0]
+    notes = annotate(report, engine.library.references)[0]
+    assert {n.kind for n in notes if n.event.reference_id == UNRECOGNISED} == {"context"}
+
+
+def test_repeated_lines_collapse_into_one_template_with_their_ranks(engine):
+    # xdit-project/xDiT#147: two ranks' c10d error lines, the same message.
+    lines = ["[rank4]:[E ProcessGroupNCCL.cpp:1153] [PG 5 Rank 0] ProcessGroupNCCL preparing to dump debug info.",
+             "[rank0]:[E ProcessGroupNCCL.cpp:1153] [PG 5 Rank 0] ProcessGroupNCCL preparing to dump debug info."]
+    top = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert top.id == UNRECOGNISED and top.initiator.rank == 4
+    assert any("×2" in e and "rank(s) 0, 4" in e for e in top.evidence_for)
+
+
+def test_the_editor_shows_an_unrecognised_first_failure_as_a_warning(engine):
+    report = engine.analyze_text("\n".join(NCCL_SOCKET))
+    first = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
+    assert _severity(first) == types.DiagnosticSeverity.Warning
