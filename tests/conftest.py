@@ -7,6 +7,7 @@ from firstfault.engine import Engine
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 REALRUN = FIXTURES / "realrun"
+CLEAN = FIXTURES / "clean"
 EXAMPLES = ROOT / "examples"
 
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, REALRUN, ROOT
+from conftest import CLEAN, EXAMPLES, REALRUN, ROOT
 from firstfault.cli import main
 
 CASCADE = str(EXAMPLES / "oom-cascade" / "train.log")
@@ -57,13 +57,18 @@ def test_clean_input_exits_zero(capsys, tmp_path):
     assert code == 0 and "No failure found" in out
 
 
-def test_only_context_lines_say_so(capsys, tmp_path):
-    """Lines that matched but count as no failure are not 'nothing matched'."""
+def test_only_context_lines_say_so(capsys):
+    """Lines that matched but count as no failure are not 'nothing matched' (a healthy 2-node NCCL run)."""
+    code, out, _ = run(capsys, "diagnose", str(CLEAN / "nccl-info-2node-socket-all-reduce-perf.log"))
+    assert code == 0 and "No failure found" in out and "none of them a failure by itself" in out
+
+
+def test_a_warning_that_is_all_an_excerpt_holds_is_a_possible_cause(capsys, tmp_path):
     lines = (REALRUN / "unresolvable-rdzv-host.log").read_text().splitlines()
     path = tmp_path / "warnings.log"
     path.write_text("\n".join(line for line in lines if "cannot be retrieved (gai error" in line) + "\n")
     code, out, _ = run(capsys, "diagnose", str(path))
-    assert code == 0 and "No failure found" in out and "none of them a failure by itself" in out
+    assert code == 1 and "POSSIBLE CAUSE" in out and "often harmless" in out
 
 
 @pytest.mark.parametrize("make, message", [

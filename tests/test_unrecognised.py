@@ -15,11 +15,22 @@ NCCL_SOCKET = [
     "user:16899:16961 [0] NCCL INFO misc/socket.cc:561 -> 3",
     "user:16899:16961 [0] NCCL INFO misc/socket.cc:586 -> 3",
 ]
-# google/nccl-fastsocket#4: the plugin's WARN lines, then it connects and the job runs.
+# google/nccl-fastsocket#4, as pasted: the plugin's WARN lines, then it connects and the job runs.
 PLUGIN_RETRIES = [
+    "full-debug2-test-1:4024:4048 [0] net_fastsocket.cc:765 NCCL WARN Cannot get incoming CPU.",
+    "",
     "full-debug2-test-0:4300:4325 [0] net_fastsocket.cc:785 NCCL WARN Maximum retry reached for accept 3.",
+    "",
+    "full-debug2-test-1:4024:4055 [0] net_fastsocket.cc:674 NCCL WARN Maximum retry reached for connect 3.",
     "full-debug2-test-0:4300:4325 [0] NCCL INFO accept qid: 3, rqid: 3",
+    "full-debug2-test-0:4300:4325 [0] NCCL INFO accept incoming cpu: 0",
     "full-debug2-test-0:4300:4325 [0] NCCL INFO NET/FastSocket : Connected after 1000 retries.",
+    "full-debug2-test-0:4300:4325 [0] NCCL INFO NET/FastSocket : Accepted data socket 3",
+    "",
+    "full-debug2-test-0:4300:4348 [0] net_fastsocket.cc:652 NCCL WARN Cannot get incoming CPU.",
+    "full-debug2-test-1:4024:4055 [0] NCCL INFO connect incoming cpu: 0",
+    "full-debug2-test-1:4024:4055 [0] NCCL INFO connect qid: 3, rqid: 3",
+    "full-debug2-test-1:4024:4055 [0] NCCL INFO NET/FastSocket : Connected after 1000 retries.",
 ]
 # A traceback cut before its last line, as pasted (vLLM v1 worker, snowflakedb/ArcticInference#37).
 CUT_TRACEBACK = [
@@ -46,6 +57,14 @@ def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, l
 
 def test_a_warn_that_nccl_recovers_from_is_no_failure(engine):
     assert engine.analyze_text("\n".join(PLUGIN_RETRIES)).diagnoses == ()
+
+
+def test_a_lone_warn_that_ends_a_paste_is_a_possible_unrecognised_failure(engine):
+    # NVIDIA/nccl#2101 (vLLM on a vGPU guest): the WARN line alone, as people paste it.
+    line = ("[2026-04-13 19:52:24] pais-modelendpoint-c3dea45f-4e72-4a34-8888-7c855e768973-8579zt8:508:508 [0] "
+            "init.cc:426 NCCL WARN Cuda failure 'operation not supported'")
+    top = engine.analyze_text(line).diagnoses[0]
+    assert (top.id, top.initiator.line, top.possible) == (UNRECOGNISED, 1, True)
 
 
 def test_a_recognised_failure_wins_and_the_rest_is_listed_as_unexplained(engine):
@@ -75,3 +94,12 @@ def test_the_editor_shows_an_unrecognised_first_failure_as_a_warning(engine):
     report = engine.analyze_text("\n".join(NCCL_SOCKET))
     first = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
     assert _severity(first) == types.DiagnosticSeverity.Warning
+
+
+def test_the_editor_shows_a_possible_cause_as_a_warning(engine):
+    from conftest import REALRUN
+
+    lines = (REALRUN / "unresolvable-rdzv-host.log").read_text().splitlines()
+    report = engine.analyze_text("\n".join(line for line in lines if "cannot be retrieved (gai error" in line))
+    first = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
+    assert _severity(first) == types.DiagnosticSeverity.Warning and first.message.startswith("Possible cause")

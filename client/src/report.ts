@@ -24,6 +24,10 @@ export interface Diagnosis {
   category?: string;
   confidence: number;
   undetermined: boolean;
+  /** The only evidence is a line healthy runs print too (an excerpt, or a log that stops mid-retry). */
+  possible?: boolean;
+  /** Error lines (one per template) that no reference explains, listed beside the verdict. */
+  unexplained?: string[];
   initiator: Location | null;
   collateral: Location[];
   collateral_total?: number;
@@ -55,6 +59,7 @@ export function headline(report: Report): string | undefined {
   const top = report.diagnoses[0];
   if (!top) return undefined;
   if (top.undetermined || !top.initiator) return `not sure: ${top.title} — see the next checks`;
+  if (top.possible) return `possible cause at ${where(top.initiator)}: ${top.title}`;
   const titles = new Map(report.diagnoses.map((d) => [d.id, d.title]));
   const caused = [...new Set(top.collateral.map((c) => c.reference).filter((r): r is string => !!r && r !== top.id))]
     .map((r) => titles.get(r) ?? r);

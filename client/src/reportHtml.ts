@@ -42,6 +42,8 @@ ${(report.notes ?? []).length ? `<section><h2>Notes</h2><ul>${report.notes!.map(
 function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string {
   const verdict = d.undetermined
     ? `<p class="verdict unsure">Not sure: ${esc(d.title)}. The log cannot tell; check these next.</p>`
+    : d.possible
+    ? `<p class="verdict unsure">Possible cause${d.initiator ? ` at <strong>${esc(where(d.initiator))}</strong>` : ""}: ${esc(d.title)}. The only evidence is a line healthy runs print too.</p>`
     : `<p class="verdict">${d.initiator ? `<strong>${esc(where(d.initiator))}</strong> started it: ` : ""}${esc(d.title)}</p>`;
   const confidence = `<p class="confidence">confidence ${Math.round(d.confidence * 100)}%</p>`;
   const initiator = d.initiator ? `<h2>First failure</h2>${locationList([d.initiator], "initiator")}` : "";
@@ -54,6 +56,7 @@ function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string 
   return `<section class="top">${verdict}${confidence}
 ${d.summary ? `<p>${esc(d.summary)}</p>` : ""}
 ${evidence(d)}
+${d.unexplained?.length ? `<h2>Error lines no reference explains</h2><ul>${d.unexplained.map((u) => `<li><code>${esc(u)}</code></li>`).join("")}</ul>` : ""}
 ${d.next_checks.length ? `<h2>Check next</h2><ol>${d.next_checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : ""}
 ${timeline ? `<h2>Timeline</h2>${timelineSvg(timeline)}` : ""}
 ${initiator}${collateral}

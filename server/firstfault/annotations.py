@@ -105,7 +105,8 @@ def _message(note: LineNote, diagnosis: Diagnosis | None, count: int, report: Re
     if note.kind == "initiator" and diagnosis is not None:
         tail = f"; {diagnosis.collateral_total} collateral line(s) follow" if diagnosis.collateral_total else ""
         place = who(init.rank, init.host) if init else ""
-        return f"First failure: {diagnosis.reference.title}{' — ' + place if place else ''}{tail}"
+        head = "Possible cause" if diagnosis.possible else "First failure"
+        return f"{head}: {diagnosis.reference.title}{' — ' + place if place else ''}{tail}"
     if note.kind == "collateral" and diagnosis is not None:
         origin = diagnosis.reference.title
         if init is not None:

@@ -15,9 +15,9 @@ from firstfault.context import Source
 from firstfault.diagnosis import Attempt, Diagnosis, Location, rank_ranges
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import TIERS, UNRECOGNISED, Reference
+from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
 from firstfault.unrecognised import unexplained_lines, unrecognised_verdict
 
-FAILURE_ROLES = ("cause", "symptom")
 ROLE_STRENGTH = {"cause": 0, "symptom": 1, "collateral": 2, "teardown": 3, "context": 4}
 MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
@@ -52,8 +52,10 @@ def event_key(event: Event) -> tuple:
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
     """Attempts aligned from the end across inputs: the last attempt of each file is the current one."""
-    # The catch-all lines never decide where an attempt starts; they count only where nothing else fails.
-    per_input = [_attempts_of(attrs.evolve(scan, events=[_demoted(e) for e in scan.events])) for scan in scans]
+    scans = list(scans)
+    input_lines = {scan.input_index: scan.lines for scan in scans}
+    per_input = [_attempts_of(attrs.evolve(scan, events=[without_catch_all(e) for e in scan.events]))
+                 for scan in scans]
     depth = max((len(a) for a in per_input), default=0)
     attempts = []
     for back in range(depth, 0, -1):
@@ -65,32 +67,8 @@ def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
                 events.extend(evs)
                 first = lo if first is None else min(first, lo)
                 last = max(last, hi)
-        attempts.append(Attempt(depth - back, first or 1, last, tuple(_unrecognised_when_alone(
-            _without_unmet_needs([_restored(e) for e in events])))))
+        attempts.append(Attempt(depth - back, first or 1, last, tuple(weigh(events, input_lines))))
     return attempts
-
-
-def _demoted(event: Event) -> Event:
-    if event.reference_id != UNRECOGNISED or event.role == "context":
-        return event
-    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role="context"), captures={
-        **event.captures, "_role": event.role})
-
-
-def _restored(event: Event) -> Event:
-    role = event.captures.get("_role")
-    if role is None:
-        return event
-    captures = {k: v for k, v in event.captures.items() if k != "_role"}
-    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role=role), captures=captures)
-
-
-def _unrecognised_when_alone(events: list[Event]) -> list[Event]:
-    """Error lines that no reference explains are the verdict only when no recognised failure shows in the
-    attempt; otherwise they are context (the report lists them as unexplained)."""
-    if not any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
-        return events
-    return [_demoted(e) for e in events]
 
 
 def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
@@ -206,15 +184,6 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     diagnoses.sort(key=lambda d: -d.confidence)
     diagnoses[0] = attrs.evolve(diagnoses[0], unexplained=unexplained_lines(events, references.get(UNRECOGNISED)))
     return diagnoses, notes
-
-
-def _without_unmet_needs(events: list[Event]) -> list[Event]:
-    """A pattern that healthy runs also print is only context unless a pattern it needs shows in the
-    same attempt."""
-    present = {e.pattern.id for e in events}
-    unmet = {e.pattern.id: attrs.evolve(e.pattern, role="context") for e in events
-             if e.pattern.needs and not present.intersection(e.pattern.needs)}
-    return [attrs.evolve(e, pattern=unmet[e.pattern.id]) if e.pattern.id in unmet else e for e in events]
 
 
 def _hypotheses(events: list[Event], references: dict[str, Reference]) -> list[Hypothesis]:
@@ -341,6 +310,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
         confidence += 0.15
     evidence_for.extend(_root_cause_remark(events, initiator))
+    possible = all(e.possible for e in failures)
+    if possible:
+        # A line healthy runs print too, promoted because nothing else failed: say so, and keep it tentative.
+        evidence_for.insert(0, failures[0].possible)
+        confidence = min(confidence, 0.35)
     captures: dict[str, str] = {}
     for e in reversed(failures):
         captures.update(e.captures)
@@ -354,6 +328,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_against=tuple(evidence_against),
         verify=tuple(fill(c, captures, _own_inputs(initiator)) for c in top.reference.verify),
         undetermined=undetermined,
+        possible=possible,
         next_checks=top.reference.next_checks if undetermined or confidence < 0.5 else (),
         events=tuple(top.events),
         collateral_keys=frozenset((e.input_index, e.line) for e in collateral_events),

@@ -59,6 +59,8 @@ class Diagnosis:
     evidence_against: tuple[str, ...]
     verify: tuple[VerifyCommand, ...]
     undetermined: bool = False
+    # The evidence is a line healthy runs print too, counted because nothing else in the input failed.
+    possible: bool = False
     next_checks: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()
     # (input index, line) of every collateral line, also those beyond the listed `collateral`.
@@ -79,6 +81,7 @@ class Diagnosis:
             "severity": ref.severity,
             "confidence": round(self.confidence, 2),
             "undetermined": self.undetermined,
+            "possible": self.possible,
             "initiator": self.initiator.to_json() if self.initiator else None,
             "collateral": [loc.to_json() for loc in self.collateral],
             "collateral_total": self.collateral_total,

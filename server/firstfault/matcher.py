@@ -40,6 +40,10 @@ class Event:
     order: int
     # Inside the entry torchelastic's summary calls "Root Cause (first observed failure)".
     in_root_cause_entry: bool = False
+    # Set by roles.py: the role this line's pattern has when the attempt turned it into context, and why a
+    # line that is usually harmless counts as a possible cause here.
+    demoted_from: str | None = None
+    possible: str | None = None
 
     @property
     def role(self) -> str:

@@ -92,6 +92,10 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
         out.append(style.yellow(style.bold("UNDETERMINED")) + f"  {ref.title}  " +
                    style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
         out.append("  The log shows the symptom but cannot tell which rank started it.")
+    elif d.possible:
+        out.append(style.yellow(style.bold("POSSIBLE CAUSE")) + f"  {ref.title}  " +
+                   style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
+        out.append("  The only failure evidence is a line that healthy runs print too; see the evidence below.")
     else:
         out.append(style.red(style.bold("FIRST FAILURE")) + f"  {ref.title}  " +
                    style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
@@ -158,7 +162,7 @@ def markdown_report(report: Report) -> str:
 
 def _diagnosis_markdown(d: Diagnosis) -> list[str]:
     ref = d.reference
-    head = "Undetermined" if d.undetermined else "First failure"
+    head = "Undetermined" if d.undetermined else "Possible cause" if d.possible else "First failure"
     out = [f"## {head}: {ref.title}", "", f"`{ref.id}` · confidence {d.confidence:.2f}", ""]
     if d.initiator:
         out.append(f"**{where(d.initiator)}**")

@@ -62,6 +62,9 @@ def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnos
     evidence += [f"{t.describe()}" for t in meaningful[:SHOWN_TEMPLATES]]
     if len(meaningful) > SHOWN_TEMPLATES:
         evidence.append(f"... and {len(meaningful) - SHOWN_TEMPLATES} more kind(s) of error line")
+    possible = all(e.possible for e in failures)
+    if possible:
+        evidence.insert(0, failures[0].possible)
     return Diagnosis(
         reference=reference,
         confidence=0.3,
@@ -72,6 +75,7 @@ def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnos
         evidence_against=("the message is not one firstfault knows: the cause is not named, only where it "
                           "shows first",),
         verify=(),
+        possible=possible,
         next_checks=reference.next_checks,
         events=tuple(failures),
     )

@@ -1,0 +1,81 @@
+"""What each matched line counts as in its attempt. Lines that healthy runs also print (`needs` patterns) and
+the catch-all error lines are context unless the attempt gives them weight; a warning that is the only failure
+evidence of an excerpt, or that repeats until the log stops, is a possible cause."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import attrs
+
+from firstfault.matcher import Event
+from firstfault.model import UNRECOGNISED
+
+FAILURE_ROLES = ("cause", "symptom")
+# An input this short is a selection or a paste: what it holds is all the user showed.
+EXCERPT_LINES = 20
+# The input ends with the warning when fewer lines than this follow its last copy.
+TAIL_LINES = 3
+# A longer log that ends with a warning seen this often stopped mid-retry.
+REPEATS_AT_END = 3
+
+
+def as_context(event: Event) -> Event:
+    if event.role == "context":
+        return event
+    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role="context"), demoted_from=event.role)
+
+
+def restored(event: Event) -> Event:
+    if event.demoted_from is None:
+        return event
+    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role=event.demoted_from), demoted_from=None)
+
+
+def without_catch_all(event: Event) -> Event:
+    """The catch-all lines never decide where an attempt starts."""
+    return as_context(event) if event.reference_id == UNRECOGNISED else event
+
+
+def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
+    """The roles of one attempt's lines; `input_lines` is each input's line count."""
+    events = _needs_met_or_context([restored(e) for e in events], input_lines)
+    if any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
+        # Error lines that no reference explains are listed beside a recognised failure, not diagnosed.
+        events = [without_catch_all(e) for e in events]
+    return events
+
+
+def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
+    present = {e.pattern.id for e in events}
+    unmet = {e.pattern.id for e in events if e.pattern.needs and not present.intersection(e.pattern.needs)}
+    if not unmet:
+        return events
+    events = [as_context(e) if e.pattern.id in unmet else e for e in events]
+    if any(e.role in FAILURE_ROLES for e in events):
+        return events
+    # Nothing else failed: a warning can still be what the user is looking at.
+    by_pattern: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES:
+            by_pattern[e.pattern.id].append(e)
+    reasons = {pid: why for pid, evs in by_pattern.items() if (why := _why_possible(evs, input_lines))}
+    return [attrs.evolve(restored(e), possible=reasons[e.pattern.id]) if e.pattern.id in reasons
+            and e.demoted_from else e for e in events]
+
+
+def _why_possible(events: list[Event], input_lines: dict[int, int]) -> str | None:
+    """Only where the input ends with the warning: a run that printed it and went on stays quiet."""
+    last = max(events, key=lambda e: (e.input_index, e.line))
+    lines = input_lines.get(last.input_index, 0)
+    if lines - last.line >= TAIL_LINES:
+        return None
+    if lines <= EXCERPT_LINES:
+        return (f"this line is often harmless on its own (healthy runs print it too); in this {lines}-line "
+                "excerpt it is the only failure evidence, and the excerpt ends with it")
+    if len(events) >= REPEATS_AT_END:
+        times = [e.time for e in events if e.time is not None and e.clock == "wall"]
+        span = f" over {max(times) - min(times):.0f} s" if len(times) > 1 else ""
+        return (f"repeated {len(events)} times{span}, and the log ends there without the final error: "
+                "the job was stopped (or hung) while this was still happening")
+    return None
