@@ -5,6 +5,13 @@ from firstfault.context import Source, parse_line, parse_time, source_from_path,
 
 @pytest.mark.parametrize("line, source", [
     ("[rank3]: RuntimeError: boom", Source(rank=3)),
+    # Prefixes launchers and engines print (issue threads: vllm#17527-style v1 workers, sglang schedulers,
+    # Open MPI --tag-output, Horovod's launcher).
+    ("(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):", Source(rank=0, pid=2480291)),
+    ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] File", Source(rank=1, pid=22110)),
+    ("[2025-01-24 04:52:54 TP1] Scheduler hit an exception: Traceback (most recent call last):", Source(rank=1)),
+    ("[1,3]<stderr>:RuntimeError: boom", Source(rank=3)),
+    ("[3]<stderr>:python: can't open file '/home/projects/fujitsu_challenge/template.py': [Errno 2", Source(rank=3)),
     ("[default5]:[W1202 16:11:27.667376956 socket.cpp:1028] x", Source(local_rank=5)),
     ("3: Traceback (most recent call last):", Source(rank=3)),
     ("[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected",
@@ -21,7 +28,8 @@ from firstfault.context import Source, parse_line, parse_time, source_from_path,
     ("(RayWorkerVllm pid=7046) [2024-04-16 00:03:25,080 E 7046 7269] logging.cc:361: x", Source(pid=7046)),
     ("Mar 10 01:33:03 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79", Source(host="gpu-node-7")),
     ("plain line", Source()),
-], ids=["torchrun-rank", "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
+], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "horovod-tag",
+        "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source

@@ -116,3 +116,37 @@ def test_a_warning_healthy_runs_also_print_is_a_failure_only_with_what_it_needs(
 @pytest.mark.parametrize("ranks, text", [([0, 1, 2, 5], "0-2, 5"), ([3], "3"), ([], "")])
 def test_rank_ranges(ranks, text):
     assert rank_ranges(ranks) == text
+
+
+def test_one_rank_against_one_the_rank_behind_is_the_one_waited_for(engine):
+    # huggingface/accelerate#934: rank 1 still in the first broadcast while rank 0 is in the next collective.
+    lines = ["stderr: [E ProcessGroupNCCL.cpp:821] [Rank 1] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=1, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1808182 milliseconds before timing out.",
+             "stderr: [E ProcessGroupNCCL.cpp:821] [Rank 0] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=2, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1808116 milliseconds before timing out."]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 1, False)
+    assert any("behind rank(s) 0" in e for e in d.evidence_for)
+
+
+def test_timeouts_in_different_collectives_at_one_sequence_number_are_mismatched_collectives(engine):
+    # ecmwf/anemoi-core#1064: a callback stopped some ranks early; rank 0 all-reduces while rank 5 broadcasts.
+    lines = ["[rank0]:[E420 19:44:35.569754537 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=4832284, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+             "1800051 milliseconds before timing out.",
+             "[rank5]:[E420 19:44:36.136978018 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=4832284, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+             "1800059 milliseconds before timing out."]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.undetermined) == ("mismatched-collectives", False)
+    assert any("rank(s) 0 in ALLREDUCE; rank(s) 5 in BROADCAST" in e for e in d.evidence_for)
+
+
+def test_on_one_node_the_local_rank_is_the_rank(engine):
+    # hpcaitech/ColossalAI#3172, torchrun --standalone: the agent names the killed worker by local rank only.
+    line = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 2410412) of "
+            "binary: /data/zjt/anaconda3/envs/cai/bin/python")
+    d = engine.analyze_text(line).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("host-oom-kill", 0)
+    # A log whose lines name global ranks keeps them (8 ranks on 2 hosts, local ranks 0-3 on each).
+    assert engine.analyze_paths([EXAMPLES / "oom-cascade" / "train.log"]).diagnoses[0].initiator.rank == 2

@@ -58,14 +58,19 @@ class LineContext:
 
 
 _PREFIXES = (
-    (re.compile(r"\[rank(\d+)\]:"), "rank"),
+    (re.compile(r"\[rank(\d+)\]:?"), "rank"),
     (re.compile(r"\[default(\d+)\]:"), "local_rank"),
-    (re.compile(r"\[1,(\d+)\]<std(?:out|err)>:"), "rank"),
+    # Open MPI --tag-output "[jobid,rank]<stderr>:"; Horovod's own launcher "[rank]<stderr>:".
+    (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank"),
+    # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)".
+    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+) pid=\d+\)"), "rank"),
+    # SGLang's scheduler processes: "[2025-01-24 04:52:54 TP1]" (tensor-parallel rank only, no DP/PP tag).
+    (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank"),
 )
 _SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
 _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
-_RAY_PID = re.compile(r"\(\w+ pid=(\d+)(?:, ip=[\d.]+)?\)")
+_RAY_PID = re.compile(r"\((?:\w+ )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
 _SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
                      r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
 _DMESG = re.compile(r"^\[\s*(\d+\.\d+)\]")

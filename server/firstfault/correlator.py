@@ -22,13 +22,16 @@ ROLE_STRENGTH = {"cause": 0, "symptom": 1, "collateral": 2, "teardown": 3, "cont
 MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
-LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
+LAUNCHER_STOP = -15
+MISMATCH = "mismatched-collectives"  # SIGTERM: how torchrun stops the workers that are left once one has failed
 
 
 @attrs.define
 class Hypothesis:
     reference: Reference
     events: list[Event]
+    # Why the events were read as this reference rather than their own (see _different_ops_at_one_seq).
+    reread: str = ""
 
     @property
     def tier(self) -> int:
@@ -113,6 +116,7 @@ def _who(event: Event) -> tuple:
 
 def resolve_ranks(events: list[Event]) -> list[Event]:
     """Give a rank to lines that only carry (host, pid) or (host, local rank), learnt from other lines."""
+    events = _single_node_local_ranks(events)
     by_pid: dict[tuple, int] = {}
     by_local: dict[tuple, int] = {}
     for e in events:
@@ -148,6 +152,22 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
     return resolved
 
 
+def _single_node_local_ranks(events: list[Event]) -> list[Event]:
+    """On one node the local rank is the rank: when no line names a global rank, at most one host shows, and
+    no world size says there are more ranks than local ones."""
+    if any(e.source.rank is not None for e in events):
+        return events
+    locals_ = {e.source.local_rank for e in events if e.source.local_rank is not None}
+    hosts = {e.source.host for e in events if e.source.host}
+    if not locals_ or len(hosts) > 1:
+        return events
+    _, world = known_ranks(events, [])
+    if world is not None and world > max(locals_) + 1:
+        return events
+    return [attrs.evolve(e, source=attrs.evolve(e.source, rank=e.source.local_rank))
+            if e.source.local_rank is not None else e for e in events]
+
+
 def known_ranks(events: list[Event], file_sources: list[Source]) -> tuple[set[int], int | None]:
     ranks = {e.source.rank for e in events if e.source.rank is not None}
     ranks |= {s.rank for s in file_sources if s.rank is not None}
@@ -178,6 +198,9 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     hypotheses.sort(key=lambda h: (h.tier, h.strength(), event_key(h.failures()[0]),
                                    any(p in present_patterns for p in h.reference.against)))
     top = hypotheses[0]
+    if (mismatch := _different_ops_at_one_seq(top)) and MISMATCH in references:
+        # Timeouts that disagree on what collective one sequence number is: the ranks took different paths.
+        top = hypotheses[0] = Hypothesis(references[MISMATCH], top.events, mismatch)
     diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns)]
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
@@ -210,8 +233,10 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     initiator: Location | None = Location.of(failures[0])
     confidence = 0.6 if top.strength() == 0 else 0.4
     odd = _odd_rank_out(top)
+    if top.reread:
+        evidence_for.append(top.reread)
     # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
-    waits = top.reference.tier == "timeout" and top.strength() > 0
+    waits = top.reference.tier == "timeout" and top.strength() > 0 and not top.reread
     # References tagged lost-peer report a connection that another process closed: look for that process.
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
     silent = _silent_ranks(top, events, ranks) if waits else []
@@ -379,12 +404,41 @@ def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str] | None:
         return None
     (common, common_n), *rest = values.most_common()
     if rest and rest[0][1] == common_n:
-        return None
+        return _behind(fingerprints) if kind == "sequence number" else None
     culprits = {r for r, v in fingerprints.items() if v != common}
     detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
               f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
               ": the odd one out is the culprit")
     return culprits, detail
+
+
+def _behind(seqs: dict[int, str]) -> tuple[set[int], str] | None:
+    """No majority (one rank against one, two against two): the rank(s) at the lowest sequence number are
+    behind, still in a collective the others already finished."""
+    if not all(v.isdigit() for v in seqs.values()):
+        return None
+    low = min(int(v) for v in seqs.values())
+    culprits = {r for r, v in seqs.items() if int(v) == low}
+    ahead = sorted(set(seqs) - culprits)
+    detail = (f"rank(s) {rank_ranges(sorted(culprits))} time out at sequence number {low}, behind rank(s) "
+              f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
+              "collective the others finished, so it is the one they wait for")
+    return culprits, detail
+
+
+def _different_ops_at_one_seq(h: Hypothesis) -> str:
+    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations."""
+    ops: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for e in h.failures():
+        seq, op = e.captures.get("seq"), e.captures.get("op")
+        if seq and op and e.source.rank is not None:
+            ops[seq][op].add(e.source.rank)
+    for seq, by_op in sorted(ops.items()):
+        if len(by_op) > 1:
+            ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {op}" for op, r in sorted(by_op.items()))
+            return (f"at sequence number {seq} the ranks time out in different collectives ({ranks}): they "
+                    "took different code paths, so each waits in a collective the other never enters")
+    return ""
 
 
 def _silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[int]:
