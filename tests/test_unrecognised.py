@@ -103,3 +103,10 @@ def test_the_editor_shows_a_possible_cause_as_a_warning(engine):
     report = engine.analyze_text("\n".join(line for line in lines if "cannot be retrieved (gai error" in line))
     first = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
     assert _severity(first) == types.DiagnosticSeverity.Warning and first.message.startswith("Possible cause")
+
+
+def test_the_initiator_carries_pid_and_device_but_a_device_is_no_rank(engine):
+    report = engine.analyze_text("\n".join(NCCL_SOCKET))
+    initiator = report.to_json()["diagnoses"][0]["initiator"]
+    assert (initiator["host"], initiator["pid"], initiator["device"], initiator["rank"]) == ("user", 16899, 0, None)
+    assert "local_rank" not in initiator

@@ -36,16 +36,23 @@ class Location:
     reference_id: str | None = None
     pattern_id: str | None = None
     time: float | None = None  # seconds as the log's clock counts them (see context.parse_time)
+    local_rank: int | None = None
+    pid: int | None = None
+    device: int | None = None  # the CUDA device index NCCL prints ("[3]"), never a rank
 
     @classmethod
     def of(cls, event: Event) -> "Location":
-        return cls(event.source.rank, event.source.host, event.path, event.line, event.text,
-                   event.col_start, event.col_end, event.reference_id, event.pattern.id, event.time)
+        s = event.source
+        return cls(s.rank, s.host, event.path, event.line, event.text, event.col_start, event.col_end,
+                   event.reference_id, event.pattern.id, event.time, s.local_rank, s.pid, s.device)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "host": self.host, "path": self.path, "line": self.line, "text": self.text,
+        json = {"rank": self.rank, "host": self.host, "path": self.path, "line": self.line, "text": self.text,
                 "column": self.col_start, "end_column": self.col_end, "reference": self.reference_id,
                 "pattern": self.pattern_id, "time": self.time}
+        json.update({k: v for k, v in (("local_rank", self.local_rank), ("pid", self.pid), ("device", self.device))
+                     if v is not None})
+        return json
 
 
 @attrs.frozen
