@@ -150,3 +150,19 @@ def test_on_one_node_the_local_rank_is_the_rank(engine):
     assert (d.id, d.initiator.rank) == ("host-oom-kill", 0)
     # A log whose lines name global ranks keeps them (8 ranks on 2 hosts, local ranks 0-3 on each).
     assert engine.analyze_paths([EXAMPLES / "oom-cascade" / "train.log"]).diagnoses[0].initiator.rank == 2
+
+
+def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_that_wraps_it(engine):
+    # Python prints a chain's first exception first; the generic catch-all matched the wrapper below it.
+    # Lines: gloo's pair.cc connect error as PyTorch raised it (a public thread quoting pytorch 1.9), then the
+    # chain separator CPython prints, then a plain exception line of the library's own python-exception examples.
+    lines = ["RuntimeError: [/opt/conda/conda-bld/pytorch_1623448255797/work/third_party/gloo/gloo/transport/tcp/"
+             "pair.cc:799] connect [192.168.0.222]:2226: Connection refused",
+             "",
+             "The above exception was the direct cause of the following exception:",
+             "",
+             "Traceback (most recent call last):",
+             "KeyError: 'input_ids'"]
+    assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == "gloo-connect-timeout"
+    # The other way round (the exception first, a collateral report after it) keeps the exception first.
+    assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"

@@ -23,7 +23,8 @@ MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
 LAUNCHER_STOP = -15
-MISMATCH = "mismatched-collectives"  # SIGTERM: how torchrun stops the workers that are left once one has failed
+MISMATCH = "mismatched-collectives"
+BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be  # SIGTERM: how torchrun stops the workers that are left once one has failed
 
 
 @attrs.define
@@ -197,6 +198,9 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     present_patterns = {e.pattern.id for e in events}
     hypotheses.sort(key=lambda h: (h.tier, h.strength(), event_key(h.failures()[0]),
                                    any(p in present_patterns for p in h.reference.against)))
+    if (specific := _specific_in_same_block(hypotheses)) is not None:
+        hypotheses.remove(specific)
+        hypotheses.insert(0, specific)
     top = hypotheses[0]
     if (mismatch := _different_ops_at_one_seq(top)) and MISMATCH in references:
         # Timeouts that disagree on what collective one sequence number is: the ranks took different paths.
@@ -424,6 +428,25 @@ def _behind(seqs: dict[int, str]) -> tuple[set[int], str] | None:
               f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
               "collective the others finished, so it is the one they wait for")
     return culprits, detail
+
+
+def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
+    """When the top hypothesis rests only on a catch-all line (an exception class and message), a specific
+    failure earlier in the same block — the same input and rank, within a traceback's reach — is the cause that
+    line wraps (Python prints a chain's first exception first)."""
+    top = hypotheses[0]
+    failures = top.failures()
+    if not failures or not all(e.pattern.generic for e in failures):
+        return None
+    anchor = failures[0]
+    for other in hypotheses[1:]:
+        if other.reference.id == UNRECOGNISED:
+            continue
+        for e in other.failures():
+            if (e.input_index == anchor.input_index and 0 < anchor.line - e.line <= BLOCK_LINES
+                    and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
+                return other
+    return None
 
 
 def _different_ops_at_one_seq(h: Hypothesis) -> str:
