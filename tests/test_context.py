@@ -11,6 +11,7 @@ from firstfault.context import Source, parse_line, parse_time, source_from_path,
     ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] File", Source(rank=1, pid=22110)),
     ("[2025-01-24 04:52:54 TP1] Scheduler hit an exception: Traceback (most recent call last):", Source(rank=1)),
     ("[1,3]<stderr>:RuntimeError: boom", Source(rank=3)),
+    ("2023-12-16T09:36:24.652173Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=1", Source(rank=1)),
     ("[3]<stderr>:python: can't open file '/home/projects/fujitsu_challenge/template.py': [Errno 2", Source(rank=3)),
     ("[default5]:[W1202 16:11:27.667376956 socket.cpp:1028] x", Source(local_rank=5)),
     ("3: Traceback (most recent call last):", Source(rank=3)),
@@ -28,11 +29,13 @@ from firstfault.context import Source, parse_line, parse_time, source_from_path,
     ("(RayWorkerVllm pid=7046) [2024-04-16 00:03:25,080 E 7046 7269] logging.cc:361: x", Source(pid=7046)),
     ("Mar 10 01:33:03 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79", Source(host="gpu-node-7")),
     ("plain line", Source()),
-], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "horovod-tag",
+], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
+    if "rank=" in line and "(" not in line:  # a trailing field names the rank of the whole line
+        assert parse_line(line).source_at(0) == source
 
 
 def test_glued_lines_from_two_ranks_keep_their_own_source():

@@ -166,3 +166,31 @@ def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_tha
     assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == "gloo-connect-timeout"
     # The other way round (the exception first, a collateral report after it) keeps the exception first.
     assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"
+
+
+def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
+    # brain-score/vision#950: Slurm's cgroup OOM line names no rank; srun's next line names task (rank) 0.
+    lines = ["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your processes may have "
+             "been killed by the cgroup out-of-memory handler.",
+             "srun: error: node107: task 0: Out Of Memory"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank) == ("host-oom-kill", 1, 0)
+    assert any("line 2 of the same block names rank 0" in e for e in d.evidence_for)
+
+
+def test_a_mismatch_report_naming_a_rank_past_the_lowest_names_the_odd_rank(engine):
+    # modelscope/ms-swift#9443: rank 1 against rank 0, either could be the odd one.
+    first = ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+             "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16)"
+             ", but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, "
+             "TensorShape=[51123456], TensorDtypes=BFloat16).")
+    d = engine.analyze_text(first).diagnoses[0]
+    assert d.id == "mismatched-collectives" and not any("names rank" in e for e in d.evidence_for)
+    # A public write-up quoting a DETAIL run (cut where it was quoted): rank 0 compared rank 1, then named rank 2.
+    named = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+             "CollectiveFingerPrint(OpType=ALLGATHER, TensorShape=[4], TensorDtypes=Float, TensorDeviceTypes="
+             "TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_gr ad=false (default), "
+             "pinned_memory=false (default), memory_format=(nullopt))), but Rank 2 is running collective: "
+             "CollectiveFingerPrint(OpTyp")
+    d = engine.analyze_text(named).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("mismatched-collectives", 2)

@@ -70,6 +70,8 @@ _PREFIXES = (
 _SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
 _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
+# text-generation-inference's launcher ends a shard's lines with its tracing field: "... rank=1".
+_TRAILING_RANK = re.compile(r"\srank=(\d+)\s*$")
 _RAY_PID = re.compile(r"\((?:\w+ )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
 _SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
                      r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
@@ -120,7 +122,7 @@ def parse_line(line: str) -> LineContext:
         extra = {"pid": int(m.group(1))}
     if m := _SYSLOG.match(line):
         extra["host"] = m["host"]
-    in_text = _RANK_IN_TEXT.search(line)
+    in_text = _RANK_IN_TEXT.search(line) or _TRAILING_RANK.search(line)
     if in_text and not any(s.rank is not None for _, s in segments):
         extra["rank"] = int(in_text.group(1))
     glog = _GLOG.search(line[:400])

@@ -12,7 +12,7 @@ import attrs
 
 from firstfault.commands import fill
 from firstfault.context import Source
-from firstfault.diagnosis import Attempt, Diagnosis, Location, rank_ranges
+from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, lend_rank, rank_ranges
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import TIERS, UNRECOGNISED, Reference
 from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
@@ -237,6 +237,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     initiator: Location | None = Location.of(failures[0])
     confidence = 0.6 if top.strength() == 0 else 0.4
     odd = _odd_rank_out(top)
+    shared = False
     if top.reread:
         evidence_for.append(top.reread)
     # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
@@ -291,7 +292,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"{first.source.label()} names rank {blamed} (line {first.line}): "
                             f"{first.text.strip()[:160]}")
         confidence = 0.7
-    elif len(ranks) > 1 and top.ranks() >= ranks:
+    elif shared := (len(ranks) > 1 and top.ranks() >= ranks):
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
         # jump to, but name no rank as the one that started it.
         first = failures[0]
@@ -334,6 +335,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         return e.role == "teardown" or (own_rank is not None and e.source.rank == own_rank)
 
     collateral_events = sorted({id(e): e for e in collateral_events}.values(), key=lambda e: (late(e), event_key(e)))
+    if initiator is not None and initiator.rank is None and not undetermined and not shared:
+        if (lent := lend_rank(initiator, [*failures, *collateral_events])) is not None:
+            rank, line = lent
+            initiator = attrs.evolve(initiator, rank=rank)
+            evidence_for.append(f"the line names no rank; line {line} of the same block names rank {rank}")
     if collateral_events and initiator is not None:
         evidence_for.append(f"{len(collateral_events)} later line(s) are explained as its "
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
@@ -408,12 +414,27 @@ def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str] | None:
         return None
     (common, common_n), *rest = values.most_common()
     if rest and rest[0][1] == common_n:
-        return _behind(fingerprints) if kind == "sequence number" else None
+        return _behind(fingerprints) if kind == "sequence number" else _first_differing(h)
     culprits = {r for r, v in fingerprints.items() if v != common}
     detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
               f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
               ": the odd one out is the culprit")
     return culprits, detail
+
+
+def _first_differing(h: Hypothesis) -> tuple[set[int], str] | None:
+    """One rank's report against one other: ProcessGroupWrapper compares the ranks in order and names the first
+    that differs, so a named rank other than the lowest one is the odd one (those before it agreed)."""
+    named = set()
+    for e in h.failures():
+        rank, other = e.captures.get("rank", ""), e.captures.get("other_rank", "")
+        if rank.isdigit() and other.isdigit() and int(other) != (1 if int(rank) == 0 else 0):
+            named.add(int(other))
+    if len(named) != 1:
+        return None
+    culprit = named.pop()
+    return {culprit}, (f"the mismatch check compares ranks in order and names rank {culprit}, not the lowest "
+                       f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged")
 
 
 def _behind(seqs: dict[int, str]) -> tuple[set[int], str] | None:

@@ -11,6 +11,9 @@ from firstfault.matcher import Event
 from firstfault.model import Reference
 
 
+BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be
+
+
 def rank_ranges(ranks: list[int]) -> str:
     """[0, 1, 2, 5] -> '0-2, 5'."""
     parts: list[list[int]] = []
@@ -53,6 +56,18 @@ class Location:
         json.update({k: v for k, v in (("local_rank", self.local_rank), ("pid", self.pid), ("device", self.device))
                      if v is not None})
         return json
+
+
+def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
+    """A rank for a line that names none, from lines of the same failure nearby (same input, within a block's
+    reach) when they all name one and the same rank: (rank, the nearest such line)."""
+    near = [e for e in others if e.path == place.path and e.source.rank is not None and place.line is not None
+            and abs(e.line - place.line) <= BLOCK_LINES]
+    if len({e.source.rank for e in near}) != 1:
+        return None
+    nearest = min(near, key=lambda e: abs(e.line - place.line))
+    return nearest.source.rank, nearest.line
+
 
 
 @attrs.frozen

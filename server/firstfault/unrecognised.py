@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import attrs
 
-from firstfault.diagnosis import Diagnosis, Location, rank_ranges
+from firstfault.diagnosis import Diagnosis, Location, lend_rank, rank_ranges
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
 
@@ -65,10 +65,14 @@ def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnos
     possible = all(e.possible for e in failures)
     if possible:
         evidence.insert(0, failures[0].possible)
+    initiator = Location.of(first)
+    if initiator.rank is None and (lent := lend_rank(initiator, failures)) is not None:
+        initiator = attrs.evolve(initiator, rank=lent[0])
+        evidence.append(f"line {first.line} names no rank; line {lent[1]} of the same block names rank {lent[0]}")
     return Diagnosis(
         reference=reference,
         confidence=0.3,
-        initiator=Location.of(first),
+        initiator=initiator,
         collateral=(),
         collateral_total=0,
         evidence_for=tuple(evidence),
