@@ -24,6 +24,9 @@ def test_silent_rank_is_the_suspect_when_all_others_time_out(engine):
     _, d = top(engine, REALRUN / "rank-hangs.log")
     assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 1, False)
     assert any("reports no failure" in e for e in d.evidence_for)
+    assert d.headline == "rank 1 stopped responding; rank(s) 0, 2-3 timed out waiting for it"
+    # gloo prints no WorkNCCL(SeqNum=...): only the command that reads what this log has is offered.
+    assert [c.title for c in d.verify] == ["List every rank's gloo send/recv timeout"]
 
 
 def test_odd_rank_out_of_mismatched_fingerprints_is_the_culprit(engine):

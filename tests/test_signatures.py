@@ -164,3 +164,11 @@ def test_every_sample_log_ships_with_the_package():
     # ...and each lands where its relative path points from the installed signatures folder.
     for src, dest in shipped.items():
         assert Path(dest) == Path("firstfault") / src
+
+
+def test_a_verify_command_when_names_only_patterns_of_its_reference(tmp_path):
+    src = (builtin_dir() / "communication" / "collective-timeout.toml").read_text()
+    (tmp_path / "x.toml").write_text(src.replace('id = "collective-timeout"', 'id = "x-timeout"', 1)
+                                     .replace('when = ["gloo-op-timeout"]', 'when = ["no-such-pattern"]'))
+    library = load_library([tmp_path], include_builtin=False)
+    assert any("'when' names no-such-pattern" in str(e) for e in library.errors)

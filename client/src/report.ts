@@ -26,6 +26,8 @@ export interface Diagnosis {
   undetermined: boolean;
   /** The only evidence is a line healthy runs print too (an excerpt, or a log that stops mid-retry). */
   possible?: boolean;
+  /** What happened between the ranks, when the verdict rests on it (a silent, departed, lagging or odd rank). */
+  headline?: string;
   /** Error lines (one per template) that no reference explains, listed beside the verdict. */
   unexplained?: string[];
   initiator: Location | null;
@@ -60,6 +62,7 @@ export function headline(report: Report): string | undefined {
   if (!top) return undefined;
   if (top.undetermined || !top.initiator) return `not sure: ${top.title} — see the next checks`;
   if (top.possible) return `possible cause at ${where(top.initiator)}: ${top.title}`;
+  if (top.headline) return `${top.headline} — ${top.title}`;
   const titles = new Map(report.diagnoses.map((d) => [d.id, d.title]));
   const caused = [...new Set(top.collateral.map((c) => c.reference).filter((r): r is string => !!r && r !== top.id))]
     .map((r) => titles.get(r) ?? r);

@@ -45,7 +45,8 @@ function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string 
     : d.possible
     ? `<p class="verdict unsure">Possible cause${d.initiator ? ` at <strong>${esc(where(d.initiator))}</strong>` : ""}: ${esc(d.title)}. The only evidence is a line healthy runs print too.</p>`
     : `<p class="verdict">${d.initiator ? `<strong>${esc(where(d.initiator))}</strong> started it: ` : ""}${esc(d.title)}</p>`;
-  const confidence = `<p class="confidence">confidence ${Math.round(d.confidence * 100)}%</p>`;
+  const confidence = (d.headline ? `<p class="headline">${esc(d.headline)}.</p>` : "") +
+    `<p class="confidence">confidence ${Math.round(d.confidence * 100)}%</p>`;
   const initiator = d.initiator ? `<h2>First failure</h2>${locationList([d.initiator], "initiator")}` : "";
   const total = d.collateral_total ?? d.collateral.length;
   const collateral = d.collateral.length

@@ -246,8 +246,9 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
     silent = _silent_ranks(top, events, ranks) if waits else []
     departed = _departed_ranks(top, events) if lost else []
+    headline = top.reread.split(":")[0] if top.reread else ""
     if odd is not None:
-        culprits, detail = odd
+        culprits, detail, headline = odd
         culprit_events = [e for e in failures if e.source.rank in culprits] or failures
         initiator = Location.of(culprit_events[0])
         if culprit_events[0].source.rank not in culprits:
@@ -261,6 +262,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"{len(reporting)} rank(s) ({rank_ranges(sorted(reporting))}) report "
                             f"{top.reference.title.lower()}; rank {rank_ranges(silent)} reports no failure at all: "
                             "the silent rank is the one the others were waiting for")
+        headline = (f"rank {rank_ranges(silent)} stopped responding; rank(s) {rank_ranges(sorted(reporting))} "
+                    "timed out waiting for it")
         confidence = 0.55 if len(silent) == 1 else 0.4
     elif departed:
         rank = departed[0]
@@ -270,6 +273,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"rank(s) {rank_ranges(sorted(top.ranks()))} lost their connection to a peer; rank "
                             f"{rank_ranges(departed)} reports no such error and ended on its own ({how}, not the "
                             f"launcher's SIGTERM): it is the peer they lost")
+        headline = (f"rank {rank_ranges(departed)} ended on its own ({how}); rank(s) "
+                    f"{rank_ranges(sorted(top.ranks()))} lost their connection to it")
         confidence = 0.55 if len(departed) == 1 else 0.4
     elif waits:
         undetermined = True
@@ -361,9 +366,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         collateral_total=len(collateral_events),
         evidence_for=tuple(evidence_for),
         evidence_against=tuple(evidence_against),
-        verify=tuple(fill(c, captures, _own_inputs(initiator)) for c in top.reference.verify),
+        verify=tuple(fill(c, captures, _own_inputs(initiator)) for c in top.reference.verify
+                     if c.fits({e.pattern.id for e in top.events})),
         undetermined=undetermined,
         possible=possible,
+        headline=headline,
         next_checks=top.reference.next_checks if undetermined or confidence < 0.5 else (),
         events=tuple(top.events),
         collateral_keys=frozenset((e.input_index, e.line) for e in collateral_events),
@@ -390,12 +397,13 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
         collateral_total=0,
         evidence_for=(f"{len(failures)} line(s), first on {first.source.label()} (line {first.line})",),
         evidence_against=against,
-        verify=tuple(fill(c, captures, _own_inputs(first)) for c in h.reference.verify),
+        verify=tuple(fill(c, captures, _own_inputs(first)) for c in h.reference.verify
+                     if c.fits({e.pattern.id for e in h.events})),
         events=tuple(h.events),
     )
 
 
-def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str] | None:
+def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
     """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear."""
     fingerprints: dict[int, str] = {}
     for e in h.failures():
@@ -419,10 +427,10 @@ def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str] | None:
     detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
               f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
               ": the odd one out is the culprit")
-    return culprits, detail
+    return culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}"
 
 
-def _first_differing(h: Hypothesis) -> tuple[set[int], str] | None:
+def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
     """One rank's report against one other: ProcessGroupWrapper compares the ranks in order and names the first
     that differs, so a named rank other than the lowest one is the odd one (those before it agreed)."""
     named = set()
@@ -434,10 +442,11 @@ def _first_differing(h: Hypothesis) -> tuple[set[int], str] | None:
         return None
     culprit = named.pop()
     return {culprit}, (f"the mismatch check compares ranks in order and names rank {culprit}, not the lowest "
-                       f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged")
+                       f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged"), \
+        f"rank {culprit} ran a different collective from the ranks before it"
 
 
-def _behind(seqs: dict[int, str]) -> tuple[set[int], str] | None:
+def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
     """No majority (one rank against one, two against two): the rank(s) at the lowest sequence number are
     behind, still in a collective the others already finished."""
     if not all(v.isdigit() for v in seqs.values()):
@@ -448,7 +457,8 @@ def _behind(seqs: dict[int, str]) -> tuple[set[int], str] | None:
     detail = (f"rank(s) {rank_ranges(sorted(culprits))} time out at sequence number {low}, behind rank(s) "
               f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
               "collective the others finished, so it is the one they wait for")
-    return culprits, detail
+    return culprits, detail, (f"rank {rank_ranges(sorted(culprits))} fell behind; rank(s) {rank_ranges(ahead)} timed "
+                              "out waiting for it in the next collective")
 
 
 def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:

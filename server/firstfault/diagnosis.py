@@ -83,6 +83,9 @@ class Diagnosis:
     undetermined: bool = False
     # The evidence is a line healthy runs print too, counted because nothing else in the input failed.
     possible: bool = False
+    # What happened between the ranks, in one sentence, when the verdict rests on it (a silent, departed,
+    # lagging or odd rank): "rank 3 stopped responding; rank(s) 0-2 timed out waiting for it".
+    headline: str = ""
     next_checks: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()
     # (input index, line) of every collateral line, also those beyond the listed `collateral`.
@@ -104,6 +107,7 @@ class Diagnosis:
             "confidence": round(self.confidence, 2),
             "undetermined": self.undetermined,
             "possible": self.possible,
+            "headline": self.headline,
             "initiator": self.initiator.to_json() if self.initiator else None,
             "collateral": [loc.to_json() for loc in self.collateral],
             "collateral_total": self.collateral_total,

@@ -328,5 +328,10 @@ def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) ->
                 if name not in groups and name not in ("log", "log_path"):
                     check.fail(_line_of(check.text, "argv", at), f"placeholder {{{name}}} is not a named "
                                f"group of any pattern here; use one of: {', '.join(sorted(groups)) or 'log'}")
-        commands.append(Command(title, argv))
+        when = check.strings(item, "when", line_from=at) if "when" in item else []
+        unknown = [w for w in when if w not in {p.id for p in patterns}]
+        if unknown:
+            check.fail(_line_of(check.text, "when", at), f"'when' names {', '.join(unknown)}, which are not "
+                       "patterns of this reference")
+        commands.append(Command(title, argv, tuple(when)))
     return commands

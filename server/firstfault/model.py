@@ -46,6 +46,11 @@ class Command:
 
     title: str
     argv: tuple[str, ...]
+    # Offered only when one of these patterns of the reference is in the evidence (the lines it reads exist).
+    when: tuple[str, ...] = ()
+
+    def fits(self, present: set[str]) -> bool:
+        return not self.when or bool(present.intersection(self.when))
 
 
 @attrs.frozen

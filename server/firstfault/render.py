@@ -99,6 +99,8 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
     else:
         out.append(style.red(style.bold("FIRST FAILURE")) + f"  {ref.title}  " +
                    style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
+    if d.headline:
+        out.append(f"  {d.headline}")
     if d.initiator:
         out.append(f"  {style.bold(where(d.initiator))}")
         if d.initiator.text:
@@ -164,6 +166,8 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
     ref = d.reference
     head = "Undetermined" if d.undetermined else "Possible cause" if d.possible else "First failure"
     out = [f"## {head}: {ref.title}", "", f"`{ref.id}` · confidence {d.confidence:.2f}", ""]
+    if d.headline:
+        out += [f"*{d.headline}.*", ""]
     if d.initiator:
         out.append(f"**{where(d.initiator)}**")
         if d.initiator.text:
