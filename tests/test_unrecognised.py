@@ -119,3 +119,21 @@ def test_the_initiator_carries_pid_and_device_but_a_device_is_no_rank(engine):
     initiator = report.to_json()["diagnoses"][0]["initiator"]
     assert (initiator["host"], initiator["pid"], initiator["device"], initiator["rank"]) == ("user", 16899, 0, None)
     assert "local_rank" not in initiator
+
+
+def test_only_the_consequence_in_the_input_names_it_and_says_the_cause_is_missing(engine):
+    # snowflakedb/ArcticInference#37, as pasted: the vLLM executor reports a dead worker; the worker's own error
+    # never made it into the paste.
+    paste = [
+        "(VllmWorker rank=0 pid=2480291) INFO 05-07 19:18:17 [loader.py:458] Loading weights took 3.07 seconds",
+        "(VllmWorker rank=0 pid=2480291) Process SpawnProcess-1:1:",
+        "CRITICAL 05-07 19:18:17 [ulysses.py:230] MulitprocExecutor got fatal signal from worker processes, shutting "
+        "down. See stack trace above for root cause issue.",
+        "CRITICAL 05-07 19:18:17 [core_client.py:359] Got fatal signal from worker processes, shutting down. See stack "
+        "trace above for root cause issue.",
+        "(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):",
+        "Killed",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.undetermined) == ("vllm-worker-died", True)
+    assert any("does not reach the cause" in e for e in top.evidence_against) and top.confidence <= 0.35

@@ -350,6 +350,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
         confidence += 0.15
     evidence_for.extend(_root_cause_remark(events, initiator))
+    if all(e.cause_absent for e in failures):
+        undetermined = True
+        confidence = min(confidence, 0.35)
+        evidence_against.append("these lines report the consequence of a failure, and nothing in the input shows "
+                                "the failure itself: the log (or the excerpt) does not reach the cause")
     possible = all(e.possible for e in failures)
     if possible:
         # A line healthy runs print too, promoted because nothing else failed: say so, and keep it tentative.

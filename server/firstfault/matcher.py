@@ -44,6 +44,8 @@ class Event:
     # line that is usually harmless counts as a possible cause here.
     demoted_from: str | None = None
     possible: str | None = None
+    # A collateral line taken as the failure because nothing in the input shows what caused it.
+    cause_absent: bool = False
 
     @property
     def role(self) -> str:
