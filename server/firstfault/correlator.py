@@ -15,6 +15,7 @@ from firstfault.context import Source
 from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, lend_rank, rank_ranges
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import TIERS, UNRECOGNISED, Reference
+from firstfault.hosts import differing_hosts
 from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
 from firstfault.unrecognised import unexplained_lines, unrecognised_verdict
 
@@ -194,7 +195,8 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     if not hypotheses:
         return [], notes
     if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
-        return [unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures())], notes
+        verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures())
+        return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes
     present_patterns = {e.pattern.id for e in events}
     hypotheses.sort(key=lambda h: (h.tier, h.strength(), event_key(h.failures()[0]),
                                    any(p in present_patterns for p in h.reference.against)))
@@ -209,7 +211,9 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
     diagnoses.sort(key=lambda d: -d.confidence)
-    diagnoses[0] = attrs.evolve(diagnoses[0], unexplained=unexplained_lines(events, references.get(UNRECOGNISED)))
+    top_diagnosis = diagnoses[0]
+    diagnoses[0] = attrs.evolve(top_diagnosis, unexplained=unexplained_lines(events, references.get(UNRECOGNISED)),
+                                evidence_for=top_diagnosis.evidence_for + tuple(differing_hosts(events)))
     return diagnoses, notes
 
 
