@@ -137,3 +137,19 @@ def test_only_the_consequence_in_the_input_names_it_and_says_the_cause_is_missin
     top = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (top.id, top.undetermined) == ("vllm-worker-died", True)
     assert any("does not reach the cause" in e for e in top.evidence_against) and top.confidence <= 0.35
+
+
+def test_the_reason_nccl_gives_on_the_line_after_last_error_is_quoted_not_called_missing(engine):
+    # hiyouga/LlamaFactory#6161, as pasted (the terminal wrapped the DistBackendError line).
+    paste = [
+        "[rank1]:     work = group.barrier(opts=opts)",
+        "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, un",
+        "handled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+        "[rank1]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+        "[rank1]: Last error:",
+        "[rank1]: Failed to open libnvidia-ml.so.1",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert top.id == "nccl-error-without-detail" and top.initiator.rank == 1
+    assert top.evidence_for[0].endswith(": Failed to open libnvidia-ml.so.1")
+    assert top.headline == "the reason given: Failed to open libnvidia-ml.so.1"

@@ -354,6 +354,12 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
         confidence += 0.15
     evidence_for.extend(_root_cause_remark(events, initiator))
+    for e in top.events:
+        if reason := e.captures.get("continuation"):
+            # The reason NCCL gave, on the line after "Last error:": quote it rather than call it missing.
+            evidence_for.insert(0, f"the reason given on line {e.line + 1}, after '{e.text.strip()[-40:]}': {reason}")
+            headline = headline or f"the reason given: {reason[:160]}"
+            break
     if all(e.cause_absent for e in failures):
         undetermined = True
         confidence = min(confidence, 0.35)

@@ -289,7 +289,8 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Patter
         if regex is not None and pid and literals and role and emitter:
             patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
                                     match, near_miss, ref_id, bool(item.get("generic", False)),
-                                    tuple(check.strings(item, "needs", line_from=at))))
+                                    tuple(check.strings(item, "needs", line_from=at)),
+                                    bool(item.get("continuation", False))))
     return patterns
 
 

@@ -13,6 +13,7 @@ from firstfault.model import Pattern
 from firstfault.reader import Chunk, ascii_lower, strip_escapes
 
 MAX_TEXT = 2000
+MAX_CONTINUATION = 300
 # Evidence kept per (pattern, source) in one input; every line is still scanned and counted.
 KEEP_PER_KEY = 25
 LOOKBACK_LINES = 60
@@ -67,6 +68,18 @@ class ScanResult:
     attempt_ends: list[int] = attrs.field(factory=list)
 
 
+def _next_line(text: str, stop: int, prefix: str) -> str:
+    """The line after the one ending at `stop`, without the prefix both lines carry ("[rank1]: "); '' at the
+    end of the chunk."""
+    if stop < 0:
+        return ""
+    end = text.find("\n", stop + 1)
+    following = text[stop + 1:end if end >= 0 else len(text)]
+    if prefix.strip() and following.startswith(prefix):
+        following = following[len(prefix):]
+    return following.strip()[:MAX_CONTINUATION]
+
+
 def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
@@ -100,7 +113,15 @@ class Matcher:
              order_start: int = 0, on_chunk: Callable[[int], None] | None = None) -> ScanResult:
         result = ScanResult(path, input_index)
         order = order_start
+        awaiting: list[tuple[int, str]] = []  # (event index, shared prefix): continuations in the next chunk
         for chunk in chunks:
+            if awaiting:
+                first_line = chunk.text.split("\n", 1)[0]
+                for index, prefix in awaiting:
+                    if following := _next_line("\n" + first_line, 0, prefix):
+                        event = result.events[index]
+                        result.events[index] = attrs.evolve(event, captures={**event.captures, "continuation": following})
+                awaiting = []
             for line_no, index_in_chunk, start, candidates in self._hit_lines(chunk):
                 text = chunk.text
                 stop = text.find("\n", start)
@@ -132,6 +153,11 @@ class Matcher:
                         columns = self._columns(chunk, index_in_chunk, line)
                     order += 1
                     captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                    if pattern.continuation:
+                        if following := _next_line(text, stop, line[:m.start()]):
+                            captures["continuation"] = following
+                        elif stop < 0 or stop == len(text) - 1:
+                            awaiting.append((len(result.events), line[:m.start()]))
                     result.events.append(Event(
                         pattern, input_index, path, line_no,
                         columns[min(m.start(), len(columns) - 1)], columns[min(m.end(), len(columns) - 1)],

@@ -38,6 +38,9 @@ class Pattern:
     # A line that healthy runs print too: it counts as a failure only when one of these patterns also
     # shows in the same attempt, and is context otherwise.
     needs: tuple[str, ...] = ()
+    # The message goes on on the next line ("Last error:" then NCCL's reason): that line's text is captured as
+    # `continuation`, without the prefix the two lines share.
+    continuation: bool = False
 
 
 @attrs.frozen
