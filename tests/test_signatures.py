@@ -172,3 +172,16 @@ def test_a_verify_command_when_names_only_patterns_of_its_reference(tmp_path):
                                      .replace('when = ["gloo-op-timeout"]', 'when = ["no-such-pattern"]'))
     library = load_library([tmp_path], include_builtin=False)
     assert any("'when' names no-such-pattern" in str(e) for e in library.errors)
+
+
+def test_a_regex_that_needs_the_end_of_the_line_must_say_why(tmp_path):
+    """Pastes are cut: a pattern whose examples all stop matching when cut after the literal is refused, unless
+    it says with `tail` why the end of the line decides."""
+    src = (builtin_dir() / "hardware" / "xid-79-fallen-off-bus.toml").read_text()
+    renamed = src.replace('id = "xid-79-fallen-off-bus"', 'id = "x-79"', 1)
+    without_reason = "\n".join(line for line in renamed.splitlines() if not line.startswith("tail = "))
+    (tmp_path / "x-79.toml").write_text(without_reason)
+    errors = [str(e) for e in load_library([tmp_path], include_builtin=False).errors]
+    assert any("needs the end of the line" in e and "nvrm-xid-79" in e for e in errors)
+    (tmp_path / "x-79.toml").write_text(renamed)
+    assert not any("needs the end of the line" in str(e) for e in load_library([tmp_path], include_builtin=False).errors)

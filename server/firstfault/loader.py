@@ -286,12 +286,34 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Patter
             check.fail(at, f"pattern '{pid}' has no match examples; add match = [\"a real line it prints\"]")
         if regex is not None:
             _check_examples(check, at, pid, literals, regex, match, near_miss)
+            if role != "context" and not check.string(item, "tail", line_from=at, required=False):
+                _check_cut_lines(check, at, pid, literals, regex, match)
         if regex is not None and pid and literals and role and emitter:
             patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
                                     match, near_miss, ref_id, bool(item.get("generic", False)),
                                     tuple(check.strings(item, "needs", line_from=at)),
                                     bool(item.get("continuation", False))))
     return patterns
+
+
+# Pastes are cut (a wrapped terminal, an excerpt's edge, "..."): a line cut this far after its literal must still
+# match, unless the pattern says why its tail decides (`tail = "..."`).
+CUT_AFTER_LITERAL = 15
+
+
+def _check_cut_lines(check: _Checker, at: int, pid: str, literals: tuple[str, ...], regex: re.Pattern[str],
+                     match: tuple[str, ...]) -> None:
+    cuts = []
+    for example in match:
+        lowered = example.lower()
+        start = next((i + len(lit) for lit in literals if (i := lowered.find(lit.lower())) >= 0), None)
+        if start is not None:
+            cuts.append(example[:start + CUT_AFTER_LITERAL])
+    if cuts and not any(regex.search(cut) for cut in cuts):
+        check.fail(_line_of(check.text, "regex", at), f"regex of '{pid}' needs the end of the line: cut "
+                   f"{CUT_AFTER_LITERAL} characters after its literal, no match example still matches "
+                   f"({cuts[0][-60:]!r}); make the trailing parts optional, or say why the tail decides with "
+                   "tail = \"...\"")
 
 
 def _check_examples(check: _Checker, at: int, pid: str, literals: tuple[str, ...], regex: re.Pattern[str],
