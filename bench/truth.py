@@ -37,6 +37,7 @@ FIGURES = {
     "first_rank": ("first failing rank", "up"),
     "flagged_unknown": ("unknown cause flagged as a failure", "up"),
     "false_alarms": ("false alarms on negatives", "down"),
+    "false_alarms_possible": ("... of them only a possible cause", "down"),
     "no_failure": ("'No failure found' on positives", "down"),
 }
 REQUIRED = {"url": str, "cause": str, "confirmed": bool}
@@ -78,6 +79,7 @@ class Outcome:
     ids: tuple[str, ...]
     rank: int | None
     undetermined: bool
+    possible: bool = False
 
 
 def normalise_url(url: str) -> str:
@@ -128,7 +130,7 @@ def run_cases(cases: Iterable[Case]) -> list[Outcome]:
         top = report.diagnoses[0] if report.diagnoses else None
         rank = top.initiator.rank if top is not None and top.initiator is not None else None
         outcomes.append(Outcome(case, tuple(d.id for d in report.diagnoses), rank,
-                                bool(top is not None and top.undetermined)))
+                                bool(top is not None and top.undetermined), bool(top is not None and top.possible)))
     return outcomes
 
 
@@ -146,6 +148,7 @@ def figures(outcomes: list[Outcome]) -> dict[str, list[int]]:
                             lambda o: o.rank == o.case.first_rank),
         "flagged_unknown": tally([o for o in outcomes if o.case.cause == "unknown"], lambda o: bool(o.ids)),
         "false_alarms": tally([o for o in outcomes if not o.case.positive], lambda o: bool(o.ids)),
+        "false_alarms_possible": tally([o for o in outcomes if not o.case.positive], lambda o: o.possible),
         "no_failure": tally([o for o in outcomes if o.case.positive], lambda o: not o.ids),
     }
 
