@@ -143,6 +143,7 @@ def test_timeouts_in_different_collectives_at_one_sequence_number_are_mismatched
     d = engine.analyze_text("\n".join(lines)).diagnoses[0]
     assert (d.id, d.undetermined) == ("mismatched-collectives", False)
     assert any("rank(s) 0 in ALLREDUCE; rank(s) 5 in BROADCAST" in e for e in d.evidence_for)
+    assert d.headline == "the ranks time out in different collectives at sequence number 4832284"
 
 
 def test_on_one_node_the_local_rank_is_the_rank(engine):

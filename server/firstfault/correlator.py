@@ -32,8 +32,9 @@ BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block 
 class Hypothesis:
     reference: Reference
     events: list[Event]
-    # Why the events were read as this reference rather than their own (see _different_ops_at_one_seq).
-    reread: str = ""
+    # Why the events were read as this reference rather than their own, and that in one sentence
+    # (see _different_ops_at_one_seq).
+    reread: tuple[str, str] = ("", "")
 
     @property
     def tier(self) -> int:
@@ -242,15 +243,15 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     confidence = 0.6 if top.strength() == 0 else 0.4
     odd = _odd_rank_out(top)
     shared = False
-    if top.reread:
-        evidence_for.append(top.reread)
+    reread, headline = top.reread
+    if reread:
+        evidence_for.append(reread)
     # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
-    waits = top.reference.tier == "timeout" and top.strength() > 0 and not top.reread
+    waits = top.reference.tier == "timeout" and top.strength() > 0 and not reread
     # References tagged lost-peer report a connection that another process closed: look for that process.
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
     silent = _silent_ranks(top, events, ranks) if waits else []
     departed = _departed_ranks(top, events) if lost else []
-    headline = top.reread.split(":")[0] if top.reread else ""
     if odd is not None:
         culprits, detail, headline = odd
         culprit_events = [e for e in failures if e.source.rank in culprits] or failures
@@ -495,8 +496,9 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     return None
 
 
-def _different_ops_at_one_seq(h: Hypothesis) -> str:
-    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations."""
+def _different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
+    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations:
+    (evidence, headline)."""
     ops: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     for e in h.failures():
         seq, op = e.captures.get("seq"), e.captures.get("op")
@@ -506,8 +508,9 @@ def _different_ops_at_one_seq(h: Hypothesis) -> str:
         if len(by_op) > 1:
             ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {op}" for op, r in sorted(by_op.items()))
             return (f"at sequence number {seq} the ranks time out in different collectives ({ranks}): they "
-                    "took different code paths, so each waits in a collective the other never enters")
-    return ""
+                    "took different code paths, so each waits in a collective the other never enters",
+                    f"the ranks time out in different collectives at sequence number {seq}")
+    return None
 
 
 def _silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[int]:
