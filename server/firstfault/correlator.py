@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Iterable
 
@@ -13,47 +12,24 @@ import attrs
 from firstfault.commands import fill
 from firstfault.context import Source
 from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, lend_rank, rank_ranges
-from firstfault.matcher import Event, ScanResult
-from firstfault.model import TIERS, UNRECOGNISED, Reference
 from firstfault.hosts import differing_hosts
+from firstfault.hypothesis import Hypothesis, event_key
+from firstfault.matcher import Event, ScanResult
+from firstfault.model import UNRECOGNISED, Reference
 from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
+from firstfault.suspects import (
+    departed_ranks,
+    different_ops_at_one_seq,
+    exit_statuses,
+    odd_rank_out,
+    silent_ranks,
+)
 from firstfault.unrecognised import unexplained_lines, unrecognised_verdict
 
-ROLE_STRENGTH = {"cause": 0, "symptom": 1, "collateral": 2, "teardown": 3, "context": 4}
 MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
-LAUNCHER_STOP = -15
 MISMATCH = "mismatched-collectives"
-BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be  # SIGTERM: how torchrun stops the workers that are left once one has failed
-
-
-@attrs.define
-class Hypothesis:
-    reference: Reference
-    events: list[Event]
-    # Why the events were read as this reference rather than their own, and that in one sentence
-    # (see _different_ops_at_one_seq).
-    reread: tuple[str, str] = ("", "")
-
-    @property
-    def tier(self) -> int:
-        return TIERS.index(self.reference.tier)
-
-    def failures(self) -> list[Event]:
-        return sorted((e for e in self.events if e.role in FAILURE_ROLES), key=event_key)
-
-    def strength(self) -> int:
-        return min(ROLE_STRENGTH[e.role] for e in self.events)
-
-    def ranks(self) -> set[int]:
-        return {e.source.rank for e in self.failures() if e.source.rank is not None}
-
-
-def event_key(event: Event) -> tuple:
-    """Wall-clock time first where known, then the order the lines were read."""
-    wall = event.time if event.time is not None and event.clock == "wall" else float("inf")
-    return (wall, event.input_index, event.order)
 
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
@@ -205,7 +181,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         hypotheses.remove(specific)
         hypotheses.insert(0, specific)
     top = hypotheses[0]
-    if (mismatch := _different_ops_at_one_seq(top)) and MISMATCH in references:
+    if (mismatch := different_ops_at_one_seq(top)) and MISMATCH in references:
         # Timeouts that disagree on what collective one sequence number is: the ranks took different paths.
         top = hypotheses[0] = Hypothesis(references[MISMATCH], top.events, mismatch)
     diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns)]
@@ -241,7 +217,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     undetermined = False
     initiator: Location | None = Location.of(failures[0])
     confidence = 0.6 if top.strength() == 0 else 0.4
-    odd = _odd_rank_out(top)
+    odd = odd_rank_out(top)
     shared = False
     reread, headline = top.reread
     if reread:
@@ -250,8 +226,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     waits = top.reference.tier == "timeout" and top.strength() > 0 and not reread
     # References tagged lost-peer report a connection that another process closed: look for that process.
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
-    silent = _silent_ranks(top, events, ranks) if waits else []
-    departed = _departed_ranks(top, events) if lost else []
+    silent = silent_ranks(top, events, ranks) if waits else []
+    departed = departed_ranks(top, events) if lost else []
     if odd is not None:
         culprits, detail, headline = odd
         culprit_events = [e for e in failures if e.source.rank in culprits] or failures
@@ -273,7 +249,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     elif departed:
         rank = departed[0]
         initiator = _silent_location(rank, events)
-        codes = _exit_statuses(events)
+        codes = exit_statuses(events)
         how = f"signal {-codes[rank]}" if codes[rank] < 0 else f"status {codes[rank]}"
         evidence_for.append(f"rank(s) {rank_ranges(sorted(top.ranks()))} lost their connection to a peer; rank "
                             f"{rank_ranges(departed)} reports no such error and ended on its own ({how}, not the "
@@ -419,64 +395,6 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
     )
 
 
-def _odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
-    """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear."""
-    fingerprints: dict[int, str] = {}
-    for e in h.failures():
-        c = e.captures
-        if "fingerprint" in c and c.get("rank", "").isdigit():
-            fingerprints[int(c["rank"])] = c["fingerprint"]
-        if "other_fingerprint" in c and c.get("other_rank", "").isdigit():
-            fingerprints.setdefault(int(c["other_rank"]), c["other_fingerprint"])
-    kind = "collective"
-    if len(set(fingerprints.values())) < 2:
-        fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
-                        if "seq" in e.captures and e.source.rank is not None}
-        kind = "sequence number"
-    values = Counter(fingerprints.values())
-    if len(values) < 2:
-        return None
-    (common, common_n), *rest = values.most_common()
-    if rest and rest[0][1] == common_n:
-        return _behind(fingerprints) if kind == "sequence number" else _first_differing(h)
-    culprits = {r for r, v in fingerprints.items() if v != common}
-    detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
-              f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
-              ": the odd one out is the culprit")
-    return culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}"
-
-
-def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
-    """One rank's report against one other: ProcessGroupWrapper compares the ranks in order and names the first
-    that differs, so a named rank other than the lowest one is the odd one (those before it agreed)."""
-    named = set()
-    for e in h.failures():
-        rank, other = e.captures.get("rank", ""), e.captures.get("other_rank", "")
-        if rank.isdigit() and other.isdigit() and int(other) != (1 if int(rank) == 0 else 0):
-            named.add(int(other))
-    if len(named) != 1:
-        return None
-    culprit = named.pop()
-    return {culprit}, (f"the mismatch check compares ranks in order and names rank {culprit}, not the lowest "
-                       f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged"), \
-        f"rank {culprit} ran a different collective from the ranks before it"
-
-
-def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
-    """No majority (one rank against one, two against two): the rank(s) at the lowest sequence number are
-    behind, still in a collective the others already finished."""
-    if not all(v.isdigit() for v in seqs.values()):
-        return None
-    low = min(int(v) for v in seqs.values())
-    culprits = {r for r, v in seqs.items() if int(v) == low}
-    ahead = sorted(set(seqs) - culprits)
-    detail = (f"rank(s) {rank_ranges(sorted(culprits))} time out at sequence number {low}, behind rank(s) "
-              f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
-              "collective the others finished, so it is the one they wait for")
-    return culprits, detail, (f"rank {rank_ranges(sorted(culprits))} fell behind; rank(s) {rank_ranges(ahead)} timed "
-                              "out waiting for it in the next collective")
-
-
 def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     """When the top hypothesis rests only on a catch-all line (an exception class and message), a specific
     failure earlier in the same block — the same input and rank, within a traceback's reach — is the cause that
@@ -494,50 +412,6 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
                 return other
     return None
-
-
-def _different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
-    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations:
-    (evidence, headline)."""
-    ops: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for e in h.failures():
-        seq, op = e.captures.get("seq"), e.captures.get("op")
-        if seq and op and e.source.rank is not None:
-            ops[seq][op].add(e.source.rank)
-    for seq, by_op in sorted(ops.items()):
-        if len(by_op) > 1:
-            ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {op}" for op, r in sorted(by_op.items()))
-            return (f"at sequence number {seq} the ranks time out in different collectives ({ranks}): they "
-                    "took different code paths, so each waits in a collective the other never enters",
-                    f"the ranks time out in different collectives at sequence number {seq}")
-    return None
-
-
-def _silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[int]:
-    reporting = h.ranks()
-    if len(reporting) < 2:
-        return []
-    talking = {e.source.rank for e in events if e.role in ("cause", "symptom", "collateral")
-               and e.source.rank is not None}
-    silent = sorted(ranks - talking)
-    return silent if silent and len(silent) < len(reporting) else []
-
-
-def _exit_statuses(events: list[Event]) -> dict[int, int]:
-    """Each rank's exit status as the launcher's summary gives it (negative: killed by that signal)."""
-    return {e.source.rank: int(e.captures["exitcode"]) for e in events
-            if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
-
-
-def _departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:
-    """Peers that the reporting ranks lost: ranks that report no lost connection themselves and ended on their
-    own — an error status or a signal other than the launcher's SIGTERM — while the others were stopped after."""
-    reporting = h.ranks()
-    if len(reporting) < 2:
-        return []
-    departed = sorted(r for r, status in _exit_statuses(events).items()
-                      if r not in reporting and status != 0 and status != LAUNCHER_STOP)
-    return departed if departed and len(departed) < len(reporting) else []
 
 
 def _silent_location(rank: int, events: list[Event]) -> Location:

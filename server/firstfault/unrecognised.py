@@ -9,6 +9,7 @@ from collections import defaultdict
 import attrs
 
 from firstfault.diagnosis import Diagnosis, Location, lend_rank, rank_ranges
+from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
 
@@ -36,8 +37,6 @@ class Template:
 
 def templates(events: list[Event]) -> list[Template]:
     """Lines collapsed by their text with numbers and addresses masked, earliest template first."""
-    from firstfault.correlator import event_key
-
     groups: dict[tuple[str, str], list[Event]] = defaultdict(list)
     for event in sorted(events, key=event_key):
         shown = _shown_text(event)

@@ -1,0 +1,115 @@
+"""Which rank the others waited for: the odd rank out, the rank behind, the silent rank, the departed rank, and
+ranks that ran different collectives at one sequence number."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+from firstfault.diagnosis import rank_ranges
+from firstfault.hypothesis import Hypothesis
+from firstfault.matcher import Event
+
+LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
+
+
+def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
+    """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear."""
+    fingerprints: dict[int, str] = {}
+    for e in h.failures():
+        c = e.captures
+        if "fingerprint" in c and c.get("rank", "").isdigit():
+            fingerprints[int(c["rank"])] = c["fingerprint"]
+        if "other_fingerprint" in c and c.get("other_rank", "").isdigit():
+            fingerprints.setdefault(int(c["other_rank"]), c["other_fingerprint"])
+    kind = "collective"
+    if len(set(fingerprints.values())) < 2:
+        fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
+                        if "seq" in e.captures and e.source.rank is not None}
+        kind = "sequence number"
+    values = Counter(fingerprints.values())
+    if len(values) < 2:
+        return None
+    (common, common_n), *rest = values.most_common()
+    if rest and rest[0][1] == common_n:
+        return _behind(fingerprints) if kind == "sequence number" else _first_differing(h)
+    culprits = {r for r, v in fingerprints.items() if v != common}
+    detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
+              f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
+              ": the odd one out is the culprit")
+    return culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}"
+
+
+def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
+    """One rank's report against one other: ProcessGroupWrapper compares the ranks in order and names the first
+    that differs, so a named rank other than the lowest one is the odd one (those before it agreed)."""
+    named = set()
+    for e in h.failures():
+        rank, other = e.captures.get("rank", ""), e.captures.get("other_rank", "")
+        if rank.isdigit() and other.isdigit() and int(other) != (1 if int(rank) == 0 else 0):
+            named.add(int(other))
+    if len(named) != 1:
+        return None
+    culprit = named.pop()
+    return {culprit}, (f"the mismatch check compares ranks in order and names rank {culprit}, not the lowest "
+                       f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged"), \
+        f"rank {culprit} ran a different collective from the ranks before it"
+
+
+def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
+    """No majority (one rank against one, two against two): the rank(s) at the lowest sequence number are
+    behind, still in a collective the others already finished."""
+    if not all(v.isdigit() for v in seqs.values()):
+        return None
+    low = min(int(v) for v in seqs.values())
+    culprits = {r for r, v in seqs.items() if int(v) == low}
+    ahead = sorted(set(seqs) - culprits)
+    detail = (f"rank(s) {rank_ranges(sorted(culprits))} time out at sequence number {low}, behind rank(s) "
+              f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
+              "collective the others finished, so it is the one they wait for")
+    return culprits, detail, (f"rank {rank_ranges(sorted(culprits))} fell behind; rank(s) {rank_ranges(ahead)} timed "
+                              "out waiting for it in the next collective")
+
+
+def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
+    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations:
+    (evidence, headline)."""
+    ops: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for e in h.failures():
+        seq, op = e.captures.get("seq"), e.captures.get("op")
+        if seq and op and e.source.rank is not None:
+            ops[seq][op].add(e.source.rank)
+    for seq, by_op in sorted(ops.items()):
+        if len(by_op) > 1:
+            ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {op}" for op, r in sorted(by_op.items()))
+            return (f"at sequence number {seq} the ranks time out in different collectives ({ranks}): they "
+                    "took different code paths, so each waits in a collective the other never enters",
+                    f"the ranks time out in different collectives at sequence number {seq}")
+    return None
+
+
+def silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[int]:
+    reporting = h.ranks()
+    if len(reporting) < 2:
+        return []
+    talking = {e.source.rank for e in events if e.role in ("cause", "symptom", "collateral")
+               and e.source.rank is not None}
+    silent = sorted(ranks - talking)
+    return silent if silent and len(silent) < len(reporting) else []
+
+
+def exit_statuses(events: list[Event]) -> dict[int, int]:
+    """Each rank's exit status as the launcher's summary gives it (negative: killed by that signal)."""
+    return {e.source.rank: int(e.captures["exitcode"]) for e in events
+            if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
+
+
+def departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:
+    """Peers that the reporting ranks lost: ranks that report no lost connection themselves and ended on their
+    own — an error status or a signal other than the launcher's SIGTERM — while the others were stopped after."""
+    reporting = h.ranks()
+    if len(reporting) < 2:
+        return []
+    departed = sorted(r for r, status in exit_statuses(events).items()
+                      if r not in reporting and status != 0 and status != LAUNCHER_STOP)
+    return departed if departed and len(departed) < len(reporting) else []
