@@ -198,3 +198,24 @@ def test_a_mismatch_report_naming_a_rank_past_the_lowest_names_the_odd_rank(engi
              "CollectiveFingerPrint(OpTyp")
     d = engine.analyze_text(named).diagnoses[0]
     assert (d.id, d.initiator.rank) == ("mismatched-collectives", 2)
+
+
+def test_a_launcher_naming_the_failing_process_lends_its_rank(engine):
+    # NVIDIA/nccl-tests#165, as pasted: nccl-tests names no rank; mpirun names process [[25735,1],1].
+    paste = [
+        "majidnc24MPTXTH: Test CUDA failure common.cu:892 'invalid device ordinal'",
+        " .. majidnc24MPTXTH pid 9972: Test failure common.cu:842",
+        "--------------------------------------------------------------------------",
+        "Primary job  terminated normally, but 1 process returned",
+        "a non-zero exit code. Per user-direction, the job has been aborted.",
+        "--------------------------------------------------------------------------",
+        "--------------------------------------------------------------------------",
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "the job to be terminated. The first process to do so was:",
+        "",
+        "  Process name: [[25735,1],1]",
+        "  Exit code:    2",
+        "--------------------------------------------------------------------------",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank) == ("invalid-device-ordinal", 1, 1)

@@ -60,14 +60,21 @@ class Location:
 
 def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
     """A rank for a line that names none, from lines of the same failure nearby (same input, within a block's
-    reach) when they all name one and the same rank: (rank, the nearest such line)."""
-    near = [e for e in others if e.path == place.path and e.source.rank is not None and place.line is not None
-            and abs(e.line - place.line) <= BLOCK_LINES]
-    if len({e.source.rank for e in near}) != 1:
+    reach) when they all name one and the same rank — as the printer's rank, or as the rank a launcher names
+    as the failing one (mpirun's "Process name: [[J,1],R]"): (rank, the nearest such line)."""
+    if place.line is None:
         return None
-    nearest = min(near, key=lambda e: abs(e.line - place.line))
-    return nearest.source.rank, nearest.line
+    named = [(r, e) for e in others if e.path == place.path and abs(e.line - place.line) <= BLOCK_LINES
+             and (r := _named_rank(e)) is not None]
+    if len({r for r, _ in named}) != 1:
+        return None
+    rank, nearest = min(named, key=lambda pair: abs(pair[1].line - place.line))
+    return rank, nearest.line
 
+
+def _named_rank(event: Event) -> int | None:
+    blamed = event.captures.get("blamed_rank", "")
+    return int(blamed) if blamed.isdigit() else event.source.rank
 
 
 @attrs.frozen
