@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import re
 import sys
 from pathlib import Path
@@ -139,6 +140,19 @@ async def test_per_rank_files_in_one_folder_link_across_files(client: LanguageCl
         await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     rank2 = client.diagnostics[rank2_uri]
     assert any(d.severity == types.DiagnosticSeverity.Error and d.code == "cuda-oom" for d in rank2)
+    await close(client, rank0)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_corrupt_sibling_log_does_not_take_the_open_documents_diagnostics(client: LanguageClient,
+                                                                                  tmp_path: Path):
+    rank0 = tmp_path / "rank0.log"
+    rank0.write_text(EXAMPLE.read_text())
+    packed = bytearray(gzip.compress(b"[rank1]: step 1 loss 2.0\n" * 2000))
+    packed[len(packed) // 2] ^= 0xFF  # one flipped byte in the deflate data
+    (tmp_path / "rank1.log").write_bytes(bytes(packed))
+    diagnostics = await open_and_wait(client, rank0)
+    assert any(d.severity == types.DiagnosticSeverity.Error and d.code == "cuda-oom" for d in diagnostics)
     await close(client, rank0)
 
 

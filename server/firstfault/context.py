@@ -7,6 +7,8 @@ from pathlib import PurePath
 
 import attrs
 
+from firstfault.numbers import MAX_PID, bounded
+
 
 @attrs.frozen
 class Source:
@@ -75,7 +77,7 @@ _TRAILING_RANK = re.compile(r"\srank=(\d+)\s*$")
 _RAY_PID = re.compile(r"\((?:\w+ )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
 _SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
                      r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
-_DMESG = re.compile(r"^\[\s*(\d+\.\d+)\]")
+_DMESG = re.compile(r"^\[\s*(\d{1,12}\.\d{1,9})\]")
 # PyTorch's c10 logger does not zero-pad the month ("E626 05:14:36" is June 26); glog does ("E0626").
 _GLOG = re.compile(r"(?:^|[\[\]: ])(?P<lvl>[IWEF])(?P<mo>1[0-2]|0?[1-9])(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):"
                    r"(?P<s>\d\d(?:\.\d+)?)(?: +(?P<pid>\d+))? ")
@@ -111,23 +113,23 @@ def parse_line(line: str) -> LineContext:
     segments: list[tuple[int, Source]] = []
     for regex, field in _PREFIXES:
         for m in regex.finditer(line):
-            segments.append((m.start(), Source(**{field: int(m.group(1))})))
+            segments.append((m.start(), Source(**{field: bounded(m.group(1))})))
     if not segments and (m := _SLURM_LABEL.match(line)):
-        segments.append((0, Source(rank=int(m.group(1)))))
+        segments.append((0, Source(rank=bounded(m.group(1)))))
     segments.sort(key=lambda seg: seg[0])
     extra = {}
     if m := _NCCL.search(line):
-        extra = {"host": m["host"], "pid": int(m["pid"]), "device": int(m["dev"])}
+        extra = {"host": m["host"], "pid": bounded(m["pid"], MAX_PID), "device": bounded(m["dev"])}
     elif m := _RAY_PID.search(line):
-        extra = {"pid": int(m.group(1))}
+        extra = {"pid": bounded(m.group(1), MAX_PID)}
     if m := _SYSLOG.match(line):
         extra["host"] = m["host"]
     in_text = _RANK_IN_TEXT.search(line) or _TRAILING_RANK.search(line)
     if in_text and not any(s.rank is not None for _, s in segments):
-        extra["rank"] = int(in_text.group(1))
+        extra["rank"] = bounded(in_text.group(1))
     glog = _GLOG.search(line[:400])
     if glog and glog["pid"] and "pid" not in extra:
-        extra["pid"] = int(glog["pid"])
+        extra["pid"] = bounded(glog["pid"], MAX_PID)
     if extra:
         base = Source(**extra)
         segments = [(start, src.merged(base)) for start, src in segments] or [(0, base)]
@@ -154,7 +156,7 @@ def summary_entry_source(previous: list[str]) -> tuple[Source, bool]:
     root_cause = False
     for i, line in enumerate(previous):
         if m := _SUMMARY_RANK.match(line):
-            rank, local = int(m.group(1)), int(m.group(2))
+            rank, local = bounded(m.group(1)), bounded(m.group(2))
         elif m := _SUMMARY_HOST.match(line):
             host = m.group(1)
         elif _SUMMARY_HEADER.match(line):
@@ -175,9 +177,9 @@ def source_from_path(path: str) -> tuple[Source, int | None]:
     """Rank or host a file name carries (rank3.log, node007.out, nccl.%h.%p), and a torchrun attempt."""
     posix = path.replace("\\", "/")
     if m := _LOG_DIR.search(posix):
-        return Source(local_rank=int(m.group(2))), int(m.group(1))
+        return Source(local_rank=bounded(m.group(2))), bounded(m.group(1))
     name = PurePath(posix).name
-    rank = int(m.group(1)) if (m := _FILE_RANK.search(name)) else None
+    rank = bounded(m.group(1)) if (m := _FILE_RANK.search(name)) else None
     host = None
     for token in re.split(r"[._]", name):
         if _HOST_TOKEN.match(token) and not _NOT_HOST.match(token):

@@ -16,6 +16,7 @@ from firstfault.hosts import differing_hosts
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
+from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
 from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
@@ -106,8 +107,8 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
             by_pid[(s.host, s.pid)] = s.rank
         if s.local_rank is not None:
             by_local[(s.host, s.local_rank)] = s.rank
-        if "pid" in e.captures and e.captures["pid"].isdigit():
-            by_pid[(s.host, int(e.captures["pid"]))] = s.rank
+        if bounded(e.captures.get("pid"), MAX_PID) is not None:
+            by_pid[(s.host, bounded(e.captures["pid"], MAX_PID))] = s.rank
     hosts_by_local = defaultdict(set)
     for host, local in by_local:
         hosts_by_local[local].add(host)
@@ -153,8 +154,8 @@ def known_ranks(events: list[Event], file_sources: list[Source]) -> tuple[set[in
     world = None
     for e in events:
         for key in ("world_size", "nranks"):
-            if e.captures.get(key, "").isdigit():
-                world = max(world or 0, int(e.captures[key]))
+            if (size := bounded(e.captures.get(key), MAX_WORLD)) is not None:
+                world = max(world or 0, size)
     return ranks, world
 
 
@@ -271,10 +272,10 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_against.append("every rank that reports anything lost its connection to a peer, and no rank in "
                                 "this log ended on its own: the peer that left is missing from the log, or exited "
                                 "normally (status 0) while the others were still in a collective")
-    elif (blamed := failures[0].captures.get("blamed_rank", "")).isdigit():
+    elif (blamed := bounded(failures[0].captures.get("blamed_rank"))) is not None:
         # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
         first = failures[0]
-        initiator = attrs.evolve(Location.of(first), rank=int(blamed))
+        initiator = attrs.evolve(Location.of(first), rank=blamed)
         evidence_for.append(f"{first.source.label()} names rank {blamed} (line {first.line}): "
                             f"{first.text.strip()[:160]}")
         confidence = 0.7

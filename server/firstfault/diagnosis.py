@@ -9,6 +9,7 @@ import attrs
 from firstfault.commands import VerifyCommand
 from firstfault.matcher import Event
 from firstfault.model import Reference
+from firstfault.numbers import bounded
 
 
 BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be
@@ -73,8 +74,8 @@ def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
 
 
 def _named_rank(event: Event) -> int | None:
-    blamed = event.captures.get("blamed_rank", "")
-    return int(blamed) if blamed.isdigit() else event.source.rank
+    blamed = bounded(event.captures.get("blamed_rank"))
+    return blamed if blamed is not None else event.source.rank
 
 
 @attrs.frozen

@@ -10,6 +10,7 @@ import attrs
 
 from firstfault.context import Source, is_summary_field, parse_line, parse_time, summary_entry_source
 from firstfault.model import Pattern
+from firstfault.numbers import bounded
 from firstfault.reader import Chunk, ascii_lower, strip_escapes
 
 MAX_TEXT = 2000
@@ -84,8 +85,7 @@ def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
     rank, local = groups.get("rank"), groups.get("local_rank")
-    return Source(rank=int(rank) if rank and rank.isdigit() else None,
-                  local_rank=int(local) if local and local.isdigit() else None)
+    return Source(rank=bounded(rank), local_rank=bounded(local))
 
 
 class Matcher:

@@ -12,6 +12,7 @@ import io
 import os
 import re
 import sys
+import zlib
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -119,7 +120,7 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Ch
     while True:
         try:
             block = stream.read(chunk_bytes)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"read failed ({exc})") from None
         final = not block
         data = carry + block
@@ -160,5 +161,5 @@ def looks_binary(spec: str | Path) -> bool:
         stream, _ = open_input(spec)
         with stream:
             return b"\x00" in stream.read(8192)
-    except (InputError, OSError, EOFError, gzip.BadGzipFile):
+    except (InputError, OSError, EOFError, gzip.BadGzipFile, zlib.error):
         return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from firstfault.diagnosis import Diagnosis, Location, Report, rank_ranges
 from firstfault.model import Reference
@@ -231,4 +232,15 @@ def reference_json(ref: Reference) -> dict:
 
 
 def dumps(data: object) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """Valid JSON always: a non-finite number (a time no clock can hold) is written as null."""
+    return json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

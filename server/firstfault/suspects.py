@@ -3,12 +3,12 @@ ranks that ran different collectives at one sequence number."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 
 from firstfault.diagnosis import rank_ranges
 from firstfault.hypothesis import Hypothesis
 from firstfault.matcher import Event
+from firstfault.numbers import MAX_COUNTER, bounded
 
 LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
 
@@ -18,10 +18,10 @@ def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
     fingerprints: dict[int, str] = {}
     for e in h.failures():
         c = e.captures
-        if "fingerprint" in c and c.get("rank", "").isdigit():
-            fingerprints[int(c["rank"])] = c["fingerprint"]
-        if "other_fingerprint" in c and c.get("other_rank", "").isdigit():
-            fingerprints.setdefault(int(c["other_rank"]), c["other_fingerprint"])
+        if "fingerprint" in c and (rank := bounded(c.get("rank"))) is not None:
+            fingerprints[rank] = c["fingerprint"]
+        if "other_fingerprint" in c and (other := bounded(c.get("other_rank"))) is not None:
+            fingerprints.setdefault(other, c["other_fingerprint"])
     kind = "collective"
     if len(set(fingerprints.values())) < 2:
         fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
@@ -45,9 +45,9 @@ def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
     that differs, so a named rank other than the lowest one is the odd one (those before it agreed)."""
     named = set()
     for e in h.failures():
-        rank, other = e.captures.get("rank", ""), e.captures.get("other_rank", "")
-        if rank.isdigit() and other.isdigit() and int(other) != (1 if int(rank) == 0 else 0):
-            named.add(int(other))
+        rank, other = bounded(e.captures.get("rank")), bounded(e.captures.get("other_rank"))
+        if rank is not None and other is not None and other != (1 if rank == 0 else 0):
+            named.add(other)
     if len(named) != 1:
         return None
     culprit = named.pop()
@@ -59,10 +59,11 @@ def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
 def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
     """No majority (one rank against one, two against two): the rank(s) at the lowest sequence number are
     behind, still in a collective the others already finished."""
-    if not all(v.isdigit() for v in seqs.values()):
+    numbers = {r: bounded(v, MAX_COUNTER) for r, v in seqs.items()}
+    if any(n is None for n in numbers.values()):
         return None
-    low = min(int(v) for v in seqs.values())
-    culprits = {r for r, v in seqs.items() if int(v) == low}
+    low = min(numbers.values())
+    culprits = {r for r, n in numbers.items() if n == low}
     ahead = sorted(set(seqs) - culprits)
     detail = (f"rank(s) {rank_ranges(sorted(culprits))} time out at sequence number {low}, behind rank(s) "
               f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
@@ -100,8 +101,8 @@ def silent_ranks(h: Hypothesis, events: list[Event], ranks: set[int]) -> list[in
 
 def exit_statuses(events: list[Event]) -> dict[int, int]:
     """Each rank's exit status as the launcher's summary gives it (negative: killed by that signal)."""
-    return {e.source.rank: int(e.captures["exitcode"]) for e in events
-            if e.source.rank is not None and re.fullmatch(r"-?\d+", e.captures.get("exitcode", ""))}
+    return {e.source.rank: code for e in events
+            if e.source.rank is not None and (code := bounded(e.captures.get("exitcode"), MAX_COUNTER)) is not None}
 
 
 def departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:

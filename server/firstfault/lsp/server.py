@@ -172,7 +172,19 @@ class FirstfaultServer(LanguageServer):
                 await asyncio.sleep(delay)
             members = self.group_members(uri, key)
             inputs, versions = self._inputs(members)
-            report = await asyncio.get_running_loop().run_in_executor(self.worker, self.engine.analyze, inputs)
+            loop = asyncio.get_running_loop()
+            try:
+                report = await loop.run_in_executor(self.worker, self.engine.analyze, inputs)
+            except InputError as exc:
+                # A rank's log beside the open ones is unreadable (a corrupt .gz): keep the open documents' verdict.
+                opened = [u for u in members if self.document(u) is not None]
+                if len(opened) == len(members):
+                    raise
+                self.log(f"a log beside {key} could not be read ({exc}); diagnosing the open documents alone",
+                         types.MessageType.Warning)
+                members = opened
+                inputs, versions = self._inputs(members)
+                report = await loop.run_in_executor(self.worker, self.engine.analyze, inputs)
             open_now = self.open_uris()
             if not any(u in open_now for u in members):
                 return  # every document was closed while it was analysed

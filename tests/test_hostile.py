@@ -1,0 +1,58 @@
+"""Hostile input from issue 15, each with its minimal input: numbers a log controls must not decide memory or raise,
+a corrupt .gz is an input error, and JSON stays valid. (The fuzzing suite the issue asks for is not here yet.)"""
+
+import gzip
+import json
+
+import pytest
+
+from firstfault.cli import main
+from firstfault.numbers import MAX_WORLD, bounded
+
+# An NCCL init line with its nranks mutated; the watchdog line makes the correlator run.
+HUGE_WORLD = [
+    "ip-10-0-142-242:46:51 [0] NCCL INFO comm 0x7f7dec000fa0 rank 1 nranks 100000000 cudaDev 0 busId 1e0 - Init COMPLETE",
+    "[rank1]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 "
+    "milliseconds before timing out.",
+]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("3", 3), ("-9", -9), ("", None), (None, None), ("9" * 5000, None), ("12a", None), ("١٢", None),
+    (str(MAX_WORLD + 1), None),
+])
+def test_bounded_numbers(text, value):
+    assert bounded(text, MAX_WORLD) == value
+
+
+def test_a_world_size_past_what_is_plausible_is_unknown(engine):
+    report = engine.analyze_text("\n".join(HUGE_WORLD))
+    assert report.diagnoses[0].id == "collective-timeout"
+
+
+@pytest.mark.parametrize("line", [
+    "[rank" + "9" * 5000 + "]: RuntimeError: CUDA error: an illegal memory access was encountered",
+    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + "7" * 5000 + ", OpType=ALLREDUCE)",
+    "host:" + "1" * 5000 + ":1 [0] NCCL WARN Cuda failure 'operation not supported'",
+])
+def test_numbers_of_thousands_of_digits_do_not_raise(engine, line):
+    engine.analyze_text(line).to_json()
+
+
+def test_a_corrupt_gz_is_an_input_error_with_one_line(capsys, tmp_path):
+    packed = bytearray(gzip.compress(b"[rank1]: step 1 loss 2.0\n" * 2000))
+    packed[len(packed) // 2] ^= 0xFF
+    path = tmp_path / "train.log.gz"
+    path.write_bytes(bytes(packed))
+    code = main(["diagnose", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "read failed" in err
+
+
+def test_json_stays_valid_when_a_stamp_has_hundreds_of_digits(capsys, tmp_path):
+    path = tmp_path / "dmesg.log"
+    path.write_text("[" + "9" * 400 + ".5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n")
+    assert main(["diagnose", "--format", "json", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "Infinity" not in out and json.loads(out)["diagnoses"][0]["id"] == "xid-79-fallen-off-bus"
