@@ -153,3 +153,18 @@ def test_the_reason_nccl_gives_on_the_line_after_last_error_is_quoted_not_called
     assert top.id == "nccl-error-without-detail" and top.initiator.rank == 1
     assert top.evidence_for[0].endswith(": Failed to open libnvidia-ml.so.1")
     assert top.headline == "the reason given: Failed to open libnvidia-ml.so.1"
+
+
+def test_hovers_say_possible_and_unrecognised_instead_of_started_the_failure(engine):
+    from conftest import REALRUN
+    from firstfault.hovertext import line_markdown
+
+    report = engine.analyze_text("\n".join(NCCL_SOCKET))
+    note = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
+    text = line_markdown(report, note.event, note.kind, report.diagnoses[0], engine.library.references)
+    assert "earliest error line no reference explains" in text and "started the failure" not in text
+    lines = (REALRUN / "unresolvable-rdzv-host.log").read_text().splitlines()
+    report = engine.analyze_text("\n".join(line for line in lines if "cannot be retrieved (gai error" in line))
+    note = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
+    text = line_markdown(report, note.event, note.kind, report.diagnoses[0], engine.library.references)
+    assert text.startswith("**firstfault: possible cause**")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from firstfault.annotations import who
 from firstfault.diagnosis import Diagnosis, Report
 from firstfault.matcher import Event
-from firstfault.model import Reference
+from firstfault.model import UNRECOGNISED, Reference
 
 
 def line_markdown(report: Report, event: Event, kind: str, diagnosis: Diagnosis | None,
@@ -37,8 +37,14 @@ def line_markdown(report: Report, event: Event, kind: str, diagnosis: Diagnosis 
 
 def _verdict_line(event: Event, kind: str, diagnosis: Diagnosis | None) -> str:
     source = who(event.source.rank, event.source.host)
+    where = f" ({source})" if source else ""
+    if kind == "initiator" and diagnosis is not None and diagnosis.possible:
+        return (f"**firstfault: possible cause**{where}: healthy runs print this line too; here it is the only "
+                "failure evidence.")
+    if kind == "initiator" and event.reference_id == UNRECOGNISED:
+        return (f"**firstfault: the earliest error line no reference explains**{where}; the cause is not named.")
     if kind == "initiator":
-        return f"**firstfault: this line started the failure**{' (' + source + ')' if source else ''}."
+        return f"**firstfault: this line started the failure**{where}."
     if kind == "collateral" and diagnosis is not None:
         init = diagnosis.initiator
         at = ""
