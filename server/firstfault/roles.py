@@ -40,15 +40,19 @@ def without_catch_all(event: Event) -> Event:
 def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
     events = _needs_met_or_context([restored(e) for e in events], input_lines)
-    if not any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
+    if not _recognised_failure(events):
         # Only consequences of a failure (a worker died, the store went away): they are what the log can say,
         # as a verdict that names the consequence and says the cause is not in the input.
         events = [_consequence(e) if e.role == "collateral" and e.reference_id != UNRECOGNISED else e
                   for e in events]
-    if any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
+    if _recognised_failure(events):
         # Error lines that no reference explains are listed beside a recognised failure, not diagnosed.
         events = [without_catch_all(e) for e in events]
     return events
+
+
+def _recognised_failure(events: list[Event]) -> bool:
+    return any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events)
 
 
 def _consequence(event: Event) -> Event:

@@ -58,7 +58,7 @@ def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnos
                 f"that says something is line {first.line}"
                 + (f" on {first.source.label()}" if not first.source.is_empty() else "")
                 + f": {_shown_text(first)[:160]}"]
-    evidence += [f"{t.describe()}" for t in meaningful[:SHOWN_TEMPLATES]]
+    evidence += [t.describe() for t in meaningful[:SHOWN_TEMPLATES]]
     if len(meaningful) > SHOWN_TEMPLATES:
         evidence.append(f"... and {len(meaningful) - SHOWN_TEMPLATES} more kind(s) of error line")
     possible = all(e.possible for e in failures)
