@@ -135,8 +135,13 @@ def test_only_the_consequence_in_the_input_names_it_and_says_the_cause_is_missin
         "Killed",
     ]
     top = engine.analyze_text("\n".join(paste)).diagnoses[0]
-    assert (top.id, top.undetermined) == ("vllm-worker-died", True)
+    assert top.id == "vllm-worker-died"
     assert any("does not reach the cause" in e for e in top.evidence_against) and top.confidence <= 0.35
+    # The worker whose own traceback begins in the paste is the one that died: its rank is named.
+    assert (top.undetermined, top.initiator.rank, top.initiator.line) == (False, 0, 5)
+    assert top.headline.startswith("rank 0 failed first with an error of its own")
+    without_traceback = engine.analyze_text("\n".join(paste[:4] + paste[5:])).diagnoses[0]
+    assert (without_traceback.undetermined, without_traceback.initiator.rank) == (True, None)
 
 
 def test_the_reason_nccl_gives_on_the_line_after_last_error_is_quoted_not_called_missing(engine):

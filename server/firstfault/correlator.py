@@ -21,6 +21,7 @@ from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
     different_ops_at_one_seq,
+    erring_ranks,
     exit_statuses,
     odd_rank_out,
     silent_ranks,
@@ -227,8 +228,10 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     waits = top.reference.tier == "timeout" and top.strength() > 0 and not reread
     # References tagged lost-peer report a connection that another process closed: look for that process.
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
-    silent = silent_ranks(top, events, ranks) if waits else []
-    departed = departed_ranks(top, events) if lost else []
+    consequence = all(e.cause_absent for e in failures)
+    erring = erring_ranks(top, events) if waits or lost or consequence else []
+    silent = silent_ranks(top, events, ranks) if waits and not erring else []
+    departed = departed_ranks(top, events) if lost and not erring else []
     if odd is not None:
         culprits, detail, headline = odd
         culprit_events = [e for e in failures if e.source.rank in culprits] or failures
@@ -237,6 +240,17 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
             initiator = attrs.evolve(initiator, rank=min(culprits))
         evidence_for.append(detail)
         confidence = 0.8
+    elif erring:
+        first = erring[0]
+        initiator = attrs.evolve(Location.of(first), reference_id=None, pattern_id=None)
+        others = sorted(top.ranks())
+        rank = first.source.rank
+        said = f"rank(s) {rank_ranges(others)} report" if others else "the other lines report"
+        evidence_for.append(f"rank {rank} printed an error of its own on line {first.line} "
+                            f"({first.text.strip()[:160]}); {said} {top.reference.title.lower()}, which is "
+                            "what a rank's failure looks like to the processes around it")
+        headline = f"rank {rank} failed first with an error of its own; {said} the consequence"
+        confidence = 0.5 if len(erring) == 1 else 0.4
     elif silent:
         rank = silent[0]
         initiator = _silent_location(rank, events)
@@ -338,8 +352,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
             evidence_for.insert(0, f"the reason given on line {e.line + 1}, after '{e.text.strip()[-40:]}': {reason}")
             headline = headline or f"the reason given: {reason[:160]}"
             break
-    if all(e.cause_absent for e in failures):
-        undetermined = True
+    if consequence:
+        undetermined = not erring
         confidence = min(confidence, 0.35)
         evidence_against.append("these lines report the consequence of a failure, and nothing in the input shows "
                                 "the failure itself: the log (or the excerpt) does not reach the cause")

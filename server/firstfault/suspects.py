@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from firstfault.diagnosis import rank_ranges
-from firstfault.hypothesis import Hypothesis
+from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event
+from firstfault.model import UNRECOGNISED
 from firstfault.numbers import MAX_COUNTER, bounded
+from firstfault.roles import FAILURE_ROLES
 
 LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
 
@@ -114,3 +116,18 @@ def departed_ranks(h: Hypothesis, events: list[Event]) -> list[int]:
     departed = sorted(r for r, status in exit_statuses(events).items()
                       if r not in reporting and status != 0 and status != LAUNCHER_STOP)
     return departed if departed and len(departed) < len(reporting) else []
+
+
+def erring_ranks(h: Hypothesis, events: list[Event]) -> list[Event]:
+    """Ranks that printed an error of their own (a traceback, an error-level line no reference explains) while
+    the verdict's lines only report its consequence on other ranks: the first such line of each, earliest
+    first. Only a minority counts: errors on every rank are the collateral itself."""
+    reporting = h.ranks()
+    own: dict[int, Event] = {}
+    for e in sorted(events, key=event_key):
+        if (e.reference_id == UNRECOGNISED and e.demoted_from in FAILURE_ROLES and e.source.rank is not None
+                and e.source.rank not in reporting):
+            own.setdefault(e.source.rank, e)
+    if not own or (len(own) > 1 if not reporting else len(own) >= len(reporting)):
+        return []
+    return sorted(own.values(), key=event_key)
