@@ -40,6 +40,54 @@ def test_text_output_has_no_colour_when_not_a_tty(capsys):
     assert code == 1 and "FIRST FAILURE" in out and "rank 2 on gpu-node-a" in out and "\x1b[" not in out
 
 
+def test_the_verdict_is_the_first_line_and_what_was_read_the_last(capsys):
+    _, out, _ = run(capsys, "diagnose", CASCADE)
+    lines = out.splitlines()
+    assert lines[0].startswith("FIRST FAILURE  CUDA out of memory on one rank")
+    assert lines[-1].startswith("firstfault ") and "1 input(s), 156 lines" in lines[-1]
+    # the quoted line is cut at a word boundary, not inside one
+    quoted = next(line for line in lines if line.startswith("  > "))
+    assert quoted.endswith("…") and quoted[-2] != " " and not quoted[-2].isspace()
+    assert "first seen on on" not in out and "unknown source" not in out
+
+
+def test_brief_prints_one_line_per_diagnosis(capsys):
+    code, out, _ = run(capsys, "diagnose", "--brief", CASCADE)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 3
+    assert lines[0] == ("first failure: CUDA out of memory on one rank [cuda-oom] · rank 2 on gpu-node-a · "
+                        f"{CASCADE}:32 · confidence 0.75")
+    assert all(line.startswith("other hypothesis: ") for line in lines[1:])
+
+
+def test_brief_on_a_clean_log_is_one_line(capsys, tmp_path):
+    path = tmp_path / "ok.log"
+    path.write_text("[rank0]: step 1 loss 2.0\n")
+    code, out, _ = run(capsys, "diagnose", "--brief", str(path))
+    assert code == 0 and out.count("\n") == 1 and out.startswith("no failure found: ")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_redact_masks_hosts_addresses_and_user_names(capsys, fmt):
+    log = str(REALRUN / "master-unreachable.log")
+    _, plain, _ = run(capsys, "diagnose", "--format", fmt, CASCADE, log)
+    code, out, _ = run(capsys, "diagnose", "--format", fmt, "--redact", CASCADE, log)
+    assert code == 1 and "gpu-node-a" in plain and "gpu-node-a" not in out and "<host>" in out
+
+
+@pytest.mark.parametrize("argv", [["--format", "json", "--redact"], ["--format", "json", "--brief"],
+                                  ["--format", "markdown", "--brief"]])
+def test_options_that_do_not_go_together_are_a_usage_error(capsys, argv):
+    code, out, err = run(capsys, "diagnose", *argv, CASCADE)
+    assert code == 2 and out == "" and err.count("\n") == 1
+
+
+def test_markdown_folds_the_collateral(capsys):
+    _, out, _ = run(capsys, "diagnose", "--format", "markdown", CASCADE)
+    assert "<details><summary>Collateral: " in out and "</details>" in out
+    assert out.index("<details>") < out.index("</details>")
+
+
 def test_colour_can_be_forced(capsys):
     _, out, _ = run(capsys, "diagnose", "--color", "always", CASCADE)
     assert "\x1b[" in out
@@ -112,6 +160,13 @@ def test_stdin_and_no_color_in_a_real_process():
     assert done.stderr == b""
 
 
+def test_signatures_list_text_shows_literals(capsys):
+    code, out, _ = run(capsys, "signatures", "list")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("collective-lagging-rank-named") and lines[1].startswith("    literals: ")
+    assert "watchdog caught collective operation timeout" in out
+
+
 def test_signatures_list_json_has_literals(capsys):
     code, out, _ = run(capsys, "signatures", "list", "--format", "json")
     refs = json.loads(out)["references"]
@@ -127,6 +182,29 @@ def test_explain_prints_the_whole_reference(capsys):
 def test_explain_unknown_id_suggests_close_ones(capsys):
     code, _, err = run(capsys, "explain", "oom")
     assert code == 2 and "cuda-oom" in err
+
+
+@pytest.mark.parametrize("typed, entry", [
+    ("137", "exit 137"), ("139", "exit 139"), ("-9", "SIGKILL"), ("-11", "SIGSEGV"), ("signal 9", "SIGKILL"),
+    ("SIGKILL", "SIGKILL"), ("sigsegv", "SIGSEGV"), ("kill", "SIGKILL"), ("xid79", "Xid 79"), ("Xid 79", "Xid 79"),
+    ("exit code 137", "exit 137"), ("exitcode: -6", "SIGABRT"), ("ncclSystemError", "ncclSystemError"),
+    ("cudaErrorIllegalAddress", "cudaErrorIllegalAddress"), ("nccl_debug", "NCCL_DEBUG"),
+])
+def test_explain_understands_what_people_type(capsys, typed, entry):
+    code, out, _ = run(capsys, "explain", typed)
+    assert code == 0 and out.startswith(f"{entry} ")
+
+
+def test_explain_prints_plain_text_when_piped_and_bold_on_request(capsys):
+    _, plain, _ = run(capsys, "explain", "NCCL_SOCKET_IFNAME")
+    assert "**" not in plain and "*Default:*" not in plain and "Default: " in plain and "\x1b[" not in plain
+    _, coloured, _ = run(capsys, "explain", "--color", "always", "NCCL_SOCKET_IFNAME")
+    assert "\x1b[1mNCCL_SOCKET_IFNAME\x1b[0m" in coloured
+
+
+def test_explain_a_near_miss_suggests_the_spelling(capsys):
+    code, _, err = run(capsys, "explain", "NCCL_SOCKET_IFNAM")
+    assert code == 2 and "NCCL_SOCKET_IFNAME" in err.splitlines()[0]
 
 
 def test_signatures_check_passes_on_the_library(capsys):

@@ -3,9 +3,8 @@ and an evidence excerpt with hosts, addresses and user paths masked for an issue
 
 from __future__ import annotations
 
-import re
-
 from firstfault.diagnosis import Diagnosis, Report
+from firstfault.redaction import redact, report_hosts
 from firstfault.render import where
 
 # What each kind of failure needs in the next run's log, by tier of the first diagnosis.
@@ -29,28 +28,11 @@ def env_block(diagnosis: Diagnosis | None) -> str:
     return "\n".join(f"export {name}={value}" for name, value in dict(pairs).items()) + "\n"
 
 
-_IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
-# Full form, or compressed with '::' (so clock times like 16:24:31 are left alone).
-_IPV6 = re.compile(r"(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
-                   r"|(?:[0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{0,4}::(?:[0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{1,4})(?![\w:])")
-_USER_PATH = re.compile(r"(/(?:home|Users|scratch|lustre|gpfs|data)/)([^/\s'\"]+)")
-
-
-def redact(text: str, hosts: set[str]) -> str:
-    for host in sorted(hosts, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w-]){re.escape(host)}(?![\w-])", "<host>", text)
-    text = _IPV4.sub("<ip>", text)
-    text = _IPV6.sub("<ip>", text)
-    return _USER_PATH.sub(r"\1<user>", text)
-
-
 def evidence_excerpt(report: Report, lines: int = 12) -> str:
     """The verdict, the initiating line and the first collateral lines, redacted."""
     if not report.diagnoses:
         return "firstfault: no failure found\n"
     top = report.diagnoses[0]
-    hosts = {e.source.host for e in report.events if e.source.host}
-    hosts |= {v for e in report.events for k, v in e.captures.items() if k in ("peer", "rdzv_host")}
     out = [f"firstfault {report.version}: {'undetermined' if top.undetermined else 'first failure'}: "
            f"{top.reference.title} [{top.id}] (confidence {top.confidence:.2f})"]
     if top.initiator:
@@ -58,4 +40,4 @@ def evidence_excerpt(report: Report, lines: int = 12) -> str:
     if top.collateral:
         out.append(f"collateral ({top.collateral_total} lines), first {min(lines, len(top.collateral))}:")
         out += [f"  {where(loc)}: {(loc.text or '').strip()}" for loc in top.collateral[:lines]]
-    return redact("\n".join(out), hosts) + "\n"
+    return redact("\n".join(out), report_hosts(report)) + "\n"

@@ -9,7 +9,17 @@ from pathlib import Path
 
 from firstfault import __version__
 from firstfault.reader import InputError
-from firstfault.render import Style, dumps, markdown_report, reference_json, reference_text, text_report
+from firstfault.redaction import redact, report_hosts
+from firstfault.render import (
+    Style,
+    brief_report,
+    dumps,
+    entry_text,
+    markdown_report,
+    reference_json,
+    reference_text,
+    text_report,
+)
 
 EXIT_OK, EXIT_FAILURE_FOUND, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
@@ -27,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("paths", nargs="+", metavar="PATH")
     diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    diagnose.add_argument("--brief", action="store_true", help="one line per diagnosis (for scripts and CI logs)")
+    diagnose.add_argument("--redact", action="store_true",
+                          help="mask host names, IP addresses and user names in paths (text and markdown output)")
 
     lsp = sub.add_parser("lsp", help="start the language server on stdio")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead (for debugging)")
@@ -34,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="print a whole reference, or explain an environment variable, "
                              "NCCL result, CUDA error, exit code, signal or Xid")
     explain.add_argument("id", metavar="ID_OR_TERM")
+    explain.add_argument("--color", choices=("auto", "always", "never"), default="auto")
 
     sigs = sub.add_parser("signatures", help="list, show or check the signature library")
     sigs_sub = sigs.add_subparsers(dest="action", required=True)
@@ -61,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return serve(args.tcp)
         if args.command == "explain":
-            return _explain(args.id, args.signatures)
+            return _explain(args.id, args.signatures, _colour(args.color))
         if args.action == "list":
             return _list(args.format, args.signatures)
         if args.action == "show":
@@ -92,14 +106,21 @@ def _diagnose(args: argparse.Namespace) -> int:
 
     if args.paths.count("-") > 1:
         raise InputError("'-' (stdin) can be given only once")
+    if args.format != "text" and args.brief:
+        raise InputError(f"--brief prints text; it does not go with --format {args.format}")
+    if args.format == "json" and args.redact:
+        raise InputError("--redact masks text and markdown output; JSON keeps every value for the tools that read it")
     engine = Engine(_library(args.signatures))
     report = engine.analyze_paths(args.paths, progress=_progress_printer(args.paths))
     if args.format == "json":
-        sys.stdout.write(dumps(report.to_json()))
+        out = dumps(report.to_json())
     elif args.format == "markdown":
-        sys.stdout.write(markdown_report(report))
+        out = markdown_report(report)
+    elif args.brief:
+        out = brief_report(report)
     else:
-        sys.stdout.write(text_report(report, Style(_colour(args.color))))
+        out = text_report(report, Style(_colour(args.color)))
+    sys.stdout.write(redact(out, report_hosts(report)) if args.redact else out)
     return EXIT_FAILURE_FOUND if report.failed else EXIT_OK
 
 
@@ -134,6 +155,8 @@ def _list(fmt: str, extra: list[Path]) -> int:
     else:
         for ref in refs:
             print(f"{ref.id:40} {ref.category:14} {ref.title}")
+            literals = dict.fromkeys(x for p in ref.patterns for x in p.literals)
+            print(f"    literals: {' | '.join(literals)}")
     return EXIT_OK
 
 
@@ -141,27 +164,43 @@ def _show(ref_id: str, fmt: str, extra: list[Path], library=None) -> int:
     library = library if library is not None else _library(extra)
     ref = library.references.get(ref_id)
     if ref is None:
-        close = [r for r in library.references if ref_id.lower() in r.lower()]
-        hint = f"; did you mean {', '.join(sorted(close)[:5])}?" if close else "; see `firstfault signatures list`"
+        close = _near(ref_id, list(library.references))
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see `firstfault signatures list`"
         print(f"firstfault: no reference '{ref_id}'{hint}", file=sys.stderr)
         return EXIT_USAGE
     sys.stdout.write(dumps(reference_json(ref)) if fmt == "json" else reference_text(ref))
     return EXIT_OK
 
 
-def _explain(term: str, extra: list[Path]) -> int:
-    """A reference id, or a term from the knowledge tables (NCCL_DEBUG, SIGABRT, 'Xid 79', ncclSystemError)."""
-    from firstfault.knowledge import Knowledge, render_entry
+def _explain(term: str, extra: list[Path], colour: bool) -> int:
+    """A reference id, or what people type about a failure: NCCL_DEBUG, SIGKILL, 137, -9, signal 11, xid79,
+    ncclSystemError, a CUDA error name or message."""
+    from firstfault.knowledge import Knowledge
     from firstfault.loader import builtin_dir
 
     library = _library(extra)
-    if term not in library.references:
-        knowledge = Knowledge.load(builtin_dir() / "knowledge")
-        entry = knowledge.get(term) or next((t.entry for t in knowledge.terms(term)), None)
-        if entry is not None:
-            print(render_entry(entry, knowledge.titles))
-            return EXIT_OK
-    return _show(term, "text", extra, library)
+    if term in library.references:
+        return _show(term, "text", extra, library)
+    knowledge = Knowledge.load(builtin_dir() / "knowledge")
+    entry = knowledge.lookup(term)
+    if entry is not None:
+        sys.stdout.write(entry_text(entry, knowledge.titles, Style(colour)))
+        return EXIT_OK
+    close = _near(term, [*library.references, *knowledge.names()])
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see `firstfault signatures list`"
+    print(f"firstfault: nothing known as '{term}'{hint}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _near(term: str, names: list[str]) -> list[str]:
+    """Names that contain the term, then names spelled like it."""
+    import difflib
+
+    low = term.lower()
+    contain = sorted(n for n in names if low in n.lower())
+    lowered = {n.lower(): n for n in names}
+    alike = [lowered[n] for n in difflib.get_close_matches(low, list(lowered), n=5, cutoff=0.6)]
+    return list(dict.fromkeys(contain + alike))[:5]
 
 
 def _docs(out: Path, extra: list[Path]) -> int:

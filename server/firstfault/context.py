@@ -24,16 +24,19 @@ class Source:
                         for mine, theirs in zip(attrs.astuple(self), attrs.astuple(under))))
 
     def label(self) -> str:
-        parts = []
-        if self.rank is not None:
-            parts.append(f"rank {self.rank}")
-        elif self.local_rank is not None:
-            parts.append(f"local rank {self.local_rank}")
+        """"rank 3 on node-a", "local rank 1", "host node-a", "pid 4242"; "" when nothing is known."""
+        who = (f"rank {self.rank}" if self.rank is not None
+               else f"local rank {self.local_rank}" if self.local_rank is not None else "")
         if self.host:
-            parts.append(f"on {self.host}")
-        if not parts and self.pid is not None:
-            parts.append(f"pid {self.pid}")
-        return " ".join(parts) or "unknown source"
+            return f"{who} on {self.host}" if who else f"host {self.host}"
+        if not who and self.pid is not None:
+            return f"pid {self.pid}"
+        return who
+
+    def on(self) -> str:
+        """" on rank 3 on node-a" to follow a line number; "" when nothing is known."""
+        label = self.label()
+        return f" on {label}" if label else ""
 
     def is_empty(self) -> bool:
         return self == _EMPTY

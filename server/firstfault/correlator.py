@@ -11,7 +11,7 @@ import attrs
 
 from firstfault.commands import fill
 from firstfault.context import Source
-from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, lend_rank, rank_ranges
+from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, clip, lend_rank, rank_ranges
 from firstfault.hosts import differing_hosts
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
@@ -247,7 +247,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         rank = first.source.rank
         said = f"rank(s) {rank_ranges(others)} report" if others else "the other lines report"
         evidence_for.append(f"rank {rank} printed an error of its own on line {first.line} "
-                            f"({first.text.strip()[:160]}); {said} {top.reference.title.lower()}, which is "
+                            f"({clip(first.text, 160)}); {said} {top.reference.title.lower()}, which is "
                             "what a rank's failure looks like to the processes around it")
         headline = f"rank {rank} failed first with an error of its own; {said} the consequence"
         confidence = 0.5 if len(erring) == 1 else 0.4
@@ -290,8 +290,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
         first = failures[0]
         initiator = attrs.evolve(Location.of(first), rank=blamed)
-        evidence_for.append(f"{first.source.label()} names rank {blamed} (line {first.line}): "
-                            f"{first.text.strip()[:160]}")
+        evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
+                            f"{clip(first.text, 160)}")
         confidence = 0.7
     elif shared := (len(ranks) > 1 and top.ranks() >= ranks):
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
@@ -303,8 +303,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
                             f"the first report is line {first.line}")
     else:
         first = failures[0]
-        where = f"{first.source.label()} (line {first.line})"
-        evidence_for.append(f"{top.reference.title}: first seen on {where}: {first.text.strip()[:160]}")
+        evidence_for.append(f"{top.reference.title}: first seen at line {first.line}{first.source.on()}: "
+                            f"{clip(first.text, 160)}")
         same_elsewhere = sorted({e.source.rank for e in failures
                                  if e.source.rank is not None and e.source.rank != first.source.rank})
         if same_elsewhere:
@@ -350,7 +350,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         if reason := e.captures.get("continuation"):
             # The reason NCCL gave, on the line after "Last error:": quote it rather than call it missing.
             evidence_for.insert(0, f"the reason given on line {e.line + 1}, after '{e.text.strip()[-40:]}': {reason}")
-            headline = headline or f"the reason given: {reason[:160]}"
+            headline = headline or f"the reason given: {clip(reason, 160)}"
             break
     if consequence:
         undetermined = not erring
@@ -402,7 +402,7 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
         initiator=Location.of(first),
         collateral=(),
         collateral_total=0,
-        evidence_for=(f"{len(failures)} line(s), first on {first.source.label()} (line {first.line})",),
+        evidence_for=(f"{len(failures)} line(s), the first at line {first.line}{first.source.on()}",),
         evidence_against=against,
         verify=tuple(fill(c, captures, _own_inputs(first)) for c in h.reference.verify
                      if c.fits({e.pattern.id for e in h.events})),

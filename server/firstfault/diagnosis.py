@@ -26,6 +26,16 @@ def rank_ranges(ranks: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` stripped and, when longer than `limit`, cut at the last word boundary before it with '…'."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
 @attrs.frozen
 class Location:
     """A line in a log and who printed it; rank/host may be known without a line (a silent rank)."""

@@ -76,6 +76,28 @@ class Knowledge:
             return self.signal(-status)
         return self.get(f"exit {status}") or (self.signal(status - 128) if status > 128 else None)
 
+    def lookup(self, query: str) -> Entry | None:
+        """The entry for what a person types: a name (NCCL_DEBUG, ncclSystemError, SIGKILL, kill), a signal by
+        number (`signal 9`, `sig 11`), an exit status (`137`, `-9`, `exit code 139`), an Xid (`xid79`,
+        `Xid 79`), or a line that contains one of those."""
+        text = " ".join(query.split())
+        low = text.lower()
+        if entry := self.get(text):
+            return entry
+        if m := re.fullmatch(r"xid\s*:?\s*(\d+)", low):
+            return self._by_code.get(("xid", int(m.group(1))))
+        if m := re.fullmatch(r"sig(?:nal)?\s*(\d+)", low):
+            return self.signal(int(m.group(1)))
+        if m := re.fullmatch(r"(?:(?:exit\s*code|exitcode|exit\s*status|exit|status|return\s*code|rc)\s*:?\s*)?"
+                             r"(-?\d{1,4})", low):
+            return self.exit_status(int(m.group(1)))
+        if re.fullmatch(r"[a-z]{3,6}", low) and (entry := self.get(f"SIG{low}")):
+            return entry
+        return next((t.entry for t in self.terms(text)), None)
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries]
+
     def terms(self, line: str) -> Iterator[Term]:
         for m in _NAME.finditer(line):
             if entry := self.get(m.group(0)):
@@ -106,18 +128,31 @@ _STATUS = re.compile(r"\b(?:exitcode|exit code|exit status|exited with code)\s*:
 _SIGNAL_NUMBER = re.compile(r"\bSignal (\d+)\b")
 
 
-def render_entry(entry: Entry, titles: dict[str, str]) -> str:
-    """Markdown for a hover or `firstfault explain`."""
-    head = f"**{entry.name}**" + (f" ({entry.code})" if entry.code is not None and entry.table != "exit" else "")
-    out = [f"{head} — {titles.get(entry.table, entry.table)}", "", entry.meaning]
+def entry_parts(entry: Entry, titles: dict[str, str]) -> tuple[str, str, list[tuple[str, str]]]:
+    """(name with its code, the table's title, [(label, text)]) in reading order; presenters add the markup."""
+    name = entry.name + (f" ({entry.code})" if entry.code is not None and str(entry.code) not in entry.name else "")
+    parts = [("", entry.meaning)]
     if entry.message:
-        out += ["", f"Printed as: `{entry.message}`"]
-    for label, value in (("Default", entry.default), ("When to set it", entry.when),
-                         ("What tells it apart", entry.distinguish), ("Action", entry.action)):
-        if value:
-            out += ["", f"*{label}:* {value}"]
+        parts.append(("Printed as", entry.message))
+    parts += [(label, value) for label, value in (("Default", entry.default), ("When to set it", entry.when),
+                                                  ("What tells it apart", entry.distinguish), ("Action", entry.action))
+              if value]
     if entry.references:
-        out += ["", "Related failures: " + ", ".join(f"`{r}`" for r in entry.references)]
+        parts.append(("Related failures", ", ".join(entry.references)))
     if entry.sources:
-        out += ["", "Source: " + " · ".join(entry.sources)]
+        parts.append(("Source", " · ".join(entry.sources)))
+    return name, titles.get(entry.table, entry.table), parts
+
+
+def render_entry(entry: Entry, titles: dict[str, str]) -> str:
+    """Markdown, for a hover."""
+    name, table, parts = entry_parts(entry, titles)
+    out = [f"**{name}** — {table}"]
+    for label, text in parts:
+        if label in ("Printed as",):
+            text = f"`{text}`"
+        elif label == "Related failures":
+            text = ", ".join(f"`{r}`" for r in entry.references)
+        out += ["", f"*{label}:* {text}" if label and label not in ("Related failures", "Source", "Printed as")
+                else f"{label}: {text}" if label else text]
     return "\n".join(out)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from firstfault.diagnosis import Diagnosis, Location, Report, rank_ranges
+from firstfault.diagnosis import Diagnosis, Location, Report, clip, rank_ranges
+from firstfault.knowledge import Entry, entry_parts
 from firstfault.model import Reference
 
 SHOWN_COLLATERAL = 6
@@ -57,20 +58,26 @@ def _nothing_found(report: Report) -> str:
 
 
 def text_report(report: Report, style: Style) -> str:
+    """The verdict on the first line; what was read, and notes about the inputs, at the end."""
     out: list[str] = []
-    lines = sum(i.lines for i in report.inputs)
-    out.append(style.dim(f"firstfault {report.version} · {len(report.inputs)} input(s), {lines:,} lines"))
+    if report.diagnoses:
+        out.extend(_hypotheses_text(report, style))
+    else:
+        out.append(style.green("No failure found.") + " " + _nothing_found(report))
+    out.append("")
     for info in report.inputs:
         if info.binary:
             out.append(style.yellow(f"note: {info.path} looks like a binary file; it was scanned as text"))
     for note in report.notes:
         out.append(style.yellow(f"note: {note}"))
-    if not report.diagnoses:
-        out.append(style.green("No failure found.") + " " + _nothing_found(report))
-        return "\n".join(out) + "\n"
+    lines = sum(i.lines for i in report.inputs)
+    out.append(style.dim(f"firstfault {report.version} · {len(report.inputs)} input(s), {lines:,} lines"))
+    return "\n".join(out) + "\n"
+
+
+def _hypotheses_text(report: Report, style: Style) -> list[str]:
     top, *others = report.diagnoses
-    out.append("")
-    out.extend(_diagnosis_text(top, style))
+    out = _diagnosis_text(top, style)
     if others:
         out.append("")
         out.append(style.bold("Other hypotheses"))
@@ -83,6 +90,19 @@ def text_report(report: Report, style: Style) -> str:
         out.append(style.bold("Earlier attempts"))
         for a in history:
             out.append(f"  attempt {a.index + 1} (lines {a.first_line}-{a.last_line}): {a.summary}")
+    return out
+
+
+def brief_report(report: Report) -> str:
+    """One line per diagnosis, for scripts and CI logs."""
+    if not report.diagnoses:
+        return f"no failure found: {_nothing_found(report)}\n"
+    out = []
+    for i, d in enumerate(report.diagnoses):
+        kind = ("undetermined" if d.undetermined else "possible cause" if d.possible else "first failure") if i == 0 \
+            else "other hypothesis"
+        place = f" · {where(d.initiator)}" if d.initiator else ""
+        out.append(f"{kind}: {d.reference.title} [{d.id}]{place} · confidence {d.confidence:.2f}")
     return "\n".join(out) + "\n"
 
 
@@ -105,7 +125,7 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
     if d.initiator:
         out.append(f"  {style.bold(where(d.initiator))}")
         if d.initiator.text:
-            out.append(f"  > {d.initiator.text.strip()[:300]}")
+            out.append(f"  > {clip(d.initiator.text, 300)}")
     out.append("")
     out.append(f"  {ref.summary}")
     if d.evidence_for or d.evidence_against:
@@ -117,7 +137,7 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
         out.append("")
         out.append(style.bold(f"  Collateral: {d.collateral_total} line(s){_ranks_of(d.collateral)}"))
         for loc in d.collateral[:SHOWN_COLLATERAL]:
-            out.append(style.dim(f"    {where(loc)}: {(loc.text or '').strip()[:140]}"))
+            out.append(style.dim(f"    {where(loc)}: {clip(loc.text or '', 140)}"))
         if d.collateral_total > SHOWN_COLLATERAL:
             out.append(style.dim(f"    … {d.collateral_total - SHOWN_COLLATERAL} more (--format json lists them)"))
     if d.unexplained:
@@ -172,14 +192,18 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
     if d.initiator:
         out.append(f"**{where(d.initiator)}**")
         if d.initiator.text:
-            out += ["", "```", d.initiator.text.strip()[:500], "```"]
+            out += ["", "```", clip(d.initiator.text, 500), "```"]
     out += ["", ref.summary, "", f"**Mechanism.** {ref.mechanism}"]
     if d.evidence_for or d.evidence_against:
         out += ["", "**Evidence**", ""]
         out += [f"- ✔ {e}" for e in d.evidence_for] + [f"- ✘ {e}" for e in d.evidence_against]
     if d.collateral_total:
-        out += ["", f"**Collateral:** {d.collateral_total} line(s){_ranks_of(d.collateral)}", ""]
-        out += [f"- {where(loc)}: `{(loc.text or '').strip()[:120]}`" for loc in d.collateral[:SHOWN_COLLATERAL]]
+        out += ["", f"<details><summary>Collateral: {d.collateral_total} line(s){_ranks_of(d.collateral)}</summary>",
+                ""]
+        out += [f"- {where(loc)}: `{clip(loc.text or '', 120)}`" for loc in d.collateral[:SHOWN_COLLATERAL]]
+        if d.collateral_total > SHOWN_COLLATERAL:
+            out.append(f"- … {d.collateral_total - SHOWN_COLLATERAL} more (`--format json` lists them)")
+        out += ["", "</details>"]
     if d.unexplained:
         out += ["", "**Error lines no reference explains**", ""] + [f"- `{u}`" for u in d.unexplained]
     if d.next_checks:
@@ -191,6 +215,15 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
         for cmd in d.verify:
             out += [f"- {cmd.title}", "", "  ```sh", f"  {cmd.command}", "  ```"]
     return out
+
+
+def entry_text(entry: Entry, titles: dict[str, str], style: Style) -> str:
+    """A knowledge entry for the terminal: bold name and labels on a TTY, plain text when piped."""
+    name, table, parts = entry_parts(entry, titles)
+    out = [f"{style.bold(name)} — {table}"]
+    for label, text in parts:
+        out += ["", f"{style.bold(label + ':')} {text}" if label else text]
+    return "\n".join(out) + "\n"
 
 
 def reference_text(ref: Reference) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from firstfault.diagnosis import rank_ranges
+from firstfault.diagnosis import clip, rank_ranges
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED
@@ -36,8 +36,8 @@ def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
     if rest and rest[0][1] == common_n:
         return _behind(fingerprints) if kind == "sequence number" else _first_differing(h)
     culprits = {r for r, v in fingerprints.items() if v != common}
-    detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {common[:120]}, while rank(s) "
-              f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({fingerprints[r][:120] for r in culprits}))}"
+    detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {clip(common, 120)}, while rank(s) "
+              f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({clip(fingerprints[r], 120) for r in culprits}))}"
               ": the odd one out is the culprit")
     return culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}"
 

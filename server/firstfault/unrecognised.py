@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import attrs
 
-from firstfault.diagnosis import Diagnosis, Location, lend_rank, rank_ranges
+from firstfault.diagnosis import Diagnosis, Location, clip, lend_rank, rank_ranges
 from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
@@ -32,7 +32,7 @@ class Template:
         first = self.events[0]
         where = f"line {first.line}" + (f", rank(s) {rank_ranges(self.ranks)}" if self.ranks else "")
         count = f" ×{len(self.events)}" if len(self.events) > 1 else ""
-        return f"{self.text[:160]}{count} ({where})"
+        return f"{clip(self.text, 160)}{count} ({where})"
 
 
 def templates(events: list[Event]) -> list[Template]:
@@ -56,8 +56,8 @@ def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnos
     first = meaningful[0].events[0]
     evidence = [f"no reference in the library explains these {len(failures)} error line(s); the earliest "
                 f"that says something is line {first.line}"
-                + (f" on {first.source.label()}" if not first.source.is_empty() else "")
-                + f": {_shown_text(first)[:160]}"]
+                + first.source.on()
+                + f": {clip(_shown_text(first), 160)}"]
     evidence += [t.describe() for t in meaningful[:SHOWN_TEMPLATES]]
     if len(meaningful) > SHOWN_TEMPLATES:
         evidence.append(f"... and {len(meaningful) - SHOWN_TEMPLATES} more kind(s) of error line")

@@ -48,7 +48,7 @@ def diagnostic(note: LineNote, uri_of: UriOf, path_uri: Callable[[str], str | No
         target = uri_of(other.input_index)
         if target:
             related.append(types.DiagnosticRelatedInformation(
-                types.Location(target, event_range(other)), f"same line{' on ' + other.source.label() if not other.source.is_empty() else ''}"))
+                types.Location(target, event_range(other)), f"same line{other.source.on()}"))
     return types.Diagnostic(
         range=event_range(note.event),
         message=note.message,
@@ -101,7 +101,7 @@ def symbols(report: Report, input_index: int, notes: list[LineNote]) -> list[typ
             continue
         by_who: dict[str, list[LineNote]] = {}
         for n in mine:
-            by_who.setdefault(n.event.source.label() if not n.event.source.is_empty() else "unattributed", []).append(n)
+            by_who.setdefault(n.event.source.label() or "unattributed", []).append(n)
         children = []
         for label, group in by_who.items():
             events = [types.DocumentSymbol(
