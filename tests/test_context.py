@@ -1,6 +1,6 @@
 import pytest
 
-from firstfault.context import Source, parse_line, parse_time, source_from_path, summary_entry_source
+from firstfault.context import Source, message_start, parse_line, parse_time, source_from_path, summary_entry_source
 
 
 @pytest.mark.parametrize("line, source", [
@@ -88,3 +88,22 @@ def test_summary_entry_source_reads_rank_host_and_root_cause_heading():
 ], ids=["rankN", "rank-dash", "node-name", "nccl-debug-file", "torchrun-log-dir", "slurm-job"])
 def test_sources_from_file_names(path, source, attempt):
     assert source_from_path(path) == (source, attempt)
+
+
+@pytest.mark.parametrize("line, message", [
+    # snowflakedb/ArcticInference#175: vLLM v1 worker tag and logger stamp
+    ("(VllmWorker rank=0 pid=104) ERROR 09-09 02:24:28 [multiproc_executor.py:522] ValueError: output tensor size "
+     "must be equal to world_size times input tensor size", "ValueError: output tensor size"),
+    # NVIDIA/nccl#1247: vLLM v0 on Ray, the logger stamp without its opening bracket
+    ("(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] torch.distributed.DistBackendError: NCCL error",
+     "torch.distributed.DistBackendError"),
+    # OEvortex/unsloth#6: PyTorch's c10 logger (glog format)
+    ("E0801 12:06:44.742000 18684 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
+     "local_rank: 0 (pid: 18758) of binary: /home/ubuntu/pythonn3.11/bin/python3", "failed (exitcode: 1)"),
+    # sgl-project/sglang#5602: torchrun's --tee prefix, then the c10 logger
+    ("[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier",
+     "Rank 3 successfully"),
+    ("Traceback (most recent call last):", "Traceback"),
+])
+def test_message_start_skips_launcher_and_logger_prefixes(line, message):
+    assert line[message_start(line):].startswith(message)

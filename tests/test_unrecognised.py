@@ -173,3 +173,47 @@ def test_hovers_say_possible_and_unrecognised_instead_of_started_the_failure(eng
     note = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
     text = line_markdown(report, note.event, note.kind, report.diagnoses[0], engine.library.references)
     assert text.startswith("**firstfault: possible cause**")
+
+
+def test_a_paste_from_the_middle_of_a_traceback_is_a_failure_not_nothing(engine):
+    # vllm-project/vllm#15598, as pasted: frames only, the header above the excerpt and the exception below it.
+    paste = [
+        "(RayWorkerWrapper pid=206994, ip=192.168.10.25) ERROR 03-27 10:29:13 [worker_base.py:620]   File "
+        "\"/root/anaconda3/envs/vllm/lib/python3.12/site-packages/vllm/compilation/decorators.py\", line 172, in __call__",
+        "(RayWorkerWrapper pid=206994, ip=192.168.10.25) ERROR 03-27 10:29:13 [worker_base.py:620]     return "
+        "self.forward(*args, **kwargs)",
+        "(RayWorkerWrapper pid=206994, ip=192.168.10.25) ERROR 03-27 10:29:13 [worker_base.py:620]   File "
+        "\"/root/anaconda3/envs/vllm/lib/python3.12/site-packages/vllm/model_executor/models/deepseek_v2.py\", line "
+        "646, in forward",
+    ]
+    report = engine.analyze_text("\n".join(paste))
+    assert report.failed and report.diagnoses[0].id == "unrecognised-failure"
+    assert report.diagnoses[0].initiator.line == 1
+
+
+def test_an_exception_behind_a_worker_tag_and_logger_stamp_is_recognised(engine):
+    # snowflakedb/ArcticInference#175, as pasted (three TP workers' tracebacks interleaved; rank 0 raised).
+    paste = [
+        "(VllmWorker rank=1 pid=105) ERROR 09-09 02:24:28 [multiproc_executor.py:522]            ^^^^^^^^^^^^^^^^^^^^^",
+        "(VllmWorker rank=0 pid=104) ERROR 09-09 02:24:28 [multiproc_executor.py:522] ValueError: output tensor size "
+        "must be equal to world_size times input tensor size",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.initiator.rank, top.initiator.line) == ("python-exception-one-rank", 0, 2)
+
+
+def test_the_launchers_teardown_alone_is_its_consequence_not_an_unrecognised_traceback(engine):
+    # OEvortex/unsloth#6, as pasted: torchrun's agent reports local rank 0 failed and stops the others; its own
+    # traceback (ChildFailedError, cut before the exception line) follows.
+    paste = [
+        "W0801 12:06:43.813000 18684 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 18759 "
+        "closing signal SIGTERM",
+        "E0801 12:06:44.742000 18684 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 18758) of binary: /home/ubuntu/pythonn3.11/bin/python3",
+        "Traceback (most recent call last):",
+        "  File \"/home/ubuntu/pythonn3.11/bin/torchrun\", line 10, in <module>",
+        "    sys.exit(main())",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.initiator.rank) == ("torchelastic-child-failed", 0)
+    assert any("does not reach the cause" in e for e in top.evidence_against)

@@ -142,6 +142,26 @@ def parse_line(line: str) -> LineContext:
     return LineContext(tuple(segments), time, clock, level)
 
 
+# What launchers and loggers put in front of a message at the start of a line, one after another: a pattern anchored
+# at the start of a message ("^RuntimeError: ...") is tried again after them.
+_LEADING = re.compile(
+    r"\s*(?:\[(?:rank|default)\d+\]:?"                                   # torchrun --tee, DeepSpeed's launcher
+    r"|\[(?:\d+,)?\d+\]<std(?:out|err)>:"                                 # Open MPI --tag-output, Horovod
+    r"|\([\w.-]+(?: [\w=.-]+)*? pid=\d+(?:, ip=[\d.]+)?\)"                # Ray actors, vLLM worker processes
+    r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
+    r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
+    r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?"                # ISO date and time
+    r")")
+
+
+def message_start(line: str) -> int:
+    """The column where the message begins, after the prefixes in _LEADING (0 when there are none)."""
+    pos = 0
+    while (m := _LEADING.match(line, pos)) and m.end() > pos:
+        pos = m.end()
+    return pos + len(line[pos:]) - len(line[pos:].lstrip()) if pos else 0
+
+
 _SUMMARY_FIELD = re.compile(r"^\s{0,4}(?:exitcode|error_file|traceback|time|host|rank)\s*:")
 _SUMMARY_RANK = re.compile(r"^\s{0,4}rank\s*:\s*(\d+)\s*\(local_rank:\s*(\d+)\)")
 _SUMMARY_HOST = re.compile(r"^\s{0,4}host\s*:\s*(\S+)")

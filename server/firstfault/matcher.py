@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Callable, Iterable, Iterator
 
 import ahocorasick
 import attrs
 
-from firstfault.context import Source, is_summary_field, parse_line, parse_time, summary_entry_source
+from firstfault.context import Source, is_summary_field, message_start, parse_line, parse_time, summary_entry_source
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
 from firstfault.reader import Chunk, ascii_lower, strip_escapes
@@ -81,6 +82,32 @@ def _next_line(text: str, stop: int, prefix: str) -> str:
     return following.strip()[:MAX_CONTINUATION]
 
 
+@attrs.frozen
+class _Found:
+    """A regex match at a column of the whole line (the regex may have run on the message after its prefix)."""
+
+    match: re.Match
+    offset: int = 0
+
+    def start(self) -> int:
+        return self.match.start() + self.offset
+
+    def end(self) -> int:
+        return self.match.end() + self.offset
+
+    def groupdict(self) -> dict[str, str | None]:
+        return self.match.groupdict()
+
+
+def _search(pattern: Pattern, line: str) -> _Found | None:
+    if m := pattern.regex.search(line):
+        return _Found(m)
+    if pattern.regex.pattern.startswith("^") and (start := message_start(line)) and (
+            m := pattern.regex.search(line[start:])):
+        return _Found(m, start)
+    return None
+
+
 def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
@@ -131,7 +158,7 @@ class Matcher:
                 if -2 in candidates and "failed (exitcode" in line:
                     result.attempt_ends.append(line_no)
                 matched = [(self.patterns[i], m) for i in candidates if i >= 0
-                           if (m := self.patterns[i].regex.search(line))]
+                           if (m := _search(self.patterns[i], line))]
                 if any(not p.generic for p, _ in matched):
                     matched = [(p, m) for p, m in matched if not p.generic]
                 if not matched:

@@ -12,6 +12,8 @@ from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
+# Catch-all lines that say only that an exception is being printed (its last line is what explains it).
+HEADER_ONLY = ("traceback-header", "traceback-frame")
 # An input this short is a selection or a paste: what it holds is all the user showed.
 EXCERPT_LINES = 20
 # The input ends with the warning when fewer lines than this follow its last copy.
@@ -41,10 +43,12 @@ def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
     events = _needs_met_or_context([restored(e) for e in events], input_lines)
     if not _recognised_failure(events):
-        # Only consequences of a failure (a worker died, the store went away): they are what the log can say,
-        # as a verdict that names the consequence and says the cause is not in the input.
-        events = [_consequence(e) if e.role == "collateral" and e.reference_id != UNRECOGNISED else e
-                  for e in events]
+        # Only consequences of a failure (a worker died, the store went away): they are what the log can say, as a
+        # verdict that names the consequence and says the cause is not in the input. The launcher's teardown
+        # (the agent reporting a failed worker, stopping the rest) counts too unless an error line no reference
+        # knows says more.
+        promoted = ("collateral",) if _unrecognised_error(events) else ("collateral", "teardown")
+        events = [_consequence(e) if e.role in promoted and e.reference_id != UNRECOGNISED else e for e in events]
     if _recognised_failure(events):
         # Error lines that no reference explains are listed beside a recognised failure, not diagnosed.
         events = [without_catch_all(e) for e in events]
@@ -53,6 +57,11 @@ def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
 
 def _recognised_failure(events: list[Event]) -> bool:
     return any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events)
+
+
+def _unrecognised_error(events: list[Event]) -> bool:
+    return any(e.reference_id == UNRECOGNISED and e.role in FAILURE_ROLES and e.pattern.id not in HEADER_ONLY
+               for e in events)
 
 
 def _consequence(event: Event) -> Event:

@@ -12,11 +12,10 @@ from firstfault.diagnosis import Diagnosis, Location, clip, lend_rank, rank_rang
 from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
+from firstfault.roles import HEADER_ONLY
 
 SHOWN_TEMPLATES = 5
 _VARIABLE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
-# A traceback header says only that an exception follows; what follows is what explains it.
-_HEADER_ONLY = ("traceback-header",)
 
 
 @attrs.frozen
@@ -52,7 +51,9 @@ def _shown_text(event: Event) -> str:
 def unrecognised_verdict(reference: Reference, failures: list[Event]) -> Diagnosis:
     """The earliest error line is the first-failure candidate; the cause stays unnamed."""
     found = templates(failures)
-    meaningful = [t for t in found if t.events[0].pattern.id not in _HEADER_ONLY] or found
+    # What says something first; else a traceback's header, which begins the block, before its frames.
+    meaningful = ([t for t in found if t.events[0].pattern.id not in HEADER_ONLY]
+                  or [t for t in found if t.events[0].pattern.id == "traceback-header"] or found)
     first = meaningful[0].events[0]
     evidence = [f"no reference in the library explains these {len(failures)} error line(s); the earliest "
                 f"that says something is line {first.line}"
@@ -90,7 +91,7 @@ def unexplained_lines(events: list[Event], reference: Reference | None) -> tuple
     "what():" line) and counts as explained."""
     if reference is None:
         return ()
-    failing = {p.id for p in reference.patterns if p.role in ("cause", "symptom")} - set(_HEADER_ONLY)
+    failing = {p.id for p in reference.patterns if p.role in ("cause", "symptom")} - set(HEADER_ONLY)
     recognised = {(e.input_index, e.line) for e in events
                   if e.reference_id != UNRECOGNISED and e.role in ("cause", "symptom")}
     leftover = [e for e in events if e.reference_id == UNRECOGNISED and e.pattern.id in failing
