@@ -217,3 +217,24 @@ def test_the_launchers_teardown_alone_is_its_consequence_not_an_unrecognised_tra
     top = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (top.id, top.initiator.rank) == ("torchelastic-child-failed", 0)
     assert any("does not reach the cause" in e for e in top.evidence_against)
+
+
+def test_the_reason_after_last_error_outranks_nccls_bare_result_code(engine):
+    # NVIDIA/nccl#1514, as pasted: NCCL 2.14's internal error, whose reason is a peer that closed the socket.
+    paste = [
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+        "internal error, NCCL version 2.14.3",
+        "ncclInternalError: Internal check failed.",
+        "Last error:",
+        "Net : Connection closed by remote peer user<50260>",
+    ]
+    ids = [d.id for d in engine.analyze_text("\n".join(paste)).diagnoses]
+    assert ids[0] == "peer-connection-lost" and "nccl-error-without-detail" in ids
+
+
+def test_the_legacy_launchers_called_process_error_is_the_launcher_not_a_python_exception(engine):
+    # Z-Zheng/FarSeg#1, the whole issue body: torch.distributed.launch (before 1.9) reporting a failed worker.
+    line = ("subprocess.CalledProcessError: Command '['/home/ps/anaconda3/envs/farseg/bin/python', '-u', "
+            "'apex_train.py', '--local_rank=1', '--config_path=configs.isaid.farseg50', "
+            "'--model_dir=./log/isaid_segm/farseg50', '--opt_level=O']' returned non-zero exit status 1.")
+    assert engine.analyze_text(line).diagnoses[0].id == "deepspeed-launcher-child-failed"
