@@ -166,6 +166,9 @@ async def test_hover_on_collateral_and_on_knowledge_terms(client: LanguageClient
     text = hover.contents.value
     assert "collateral** of CUDA out of memory on one rank (rank 2 on gpu-node-a, line 32)" in text
     assert "Hypotheses" in text and "cuda-oom" in text
+    # The collateral line's own reference shows its commands filled and quoted, as the JSON report would.
+    verify = text.split("**Verify**", 1)[1].split("```")[1]
+    assert "{" not in verify and str(EXAMPLE) in verify
     oom = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), oom.range.start))

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,46 @@ def test_a_regex_that_needs_the_end_of_the_line_must_say_why(tmp_path):
     assert any("needs the end of the line" in e and "nvrm-xid-79" in e for e in errors)
     (tmp_path / "x-79.toml").write_text(renamed)
     assert not any("needs the end of the line" in str(e) for e in load_library([tmp_path], include_builtin=False).errors)
+
+
+def _commands_on_their_own_examples():
+    """Every reference's verify commands, filled with the captures of each of its match examples (and empty)."""
+    import re
+
+    library = load_library()
+    for ref in library.references.values():
+        captures = [{}]
+        for pattern in ref.patterns:
+            captures += [{k: v for k, v in m.groupdict().items() if v is not None}
+                         for example in pattern.match if (m := re.search(pattern.regex, example))]
+        for command in ref.verify:
+            for values in captures:
+                yield ref.id, command, fill(command, values)
+
+
+def test_every_command_reads_as_it_runs():
+    """What every surface shows (`command`) is what runs (`argv`): no raw {placeholder}, and a POSIX shell splits
+    it back into exactly the argv, so no metacharacter is left unquoted; a bare `sh -c` script is shown as itself,
+    and the loader keeps values from the log out of scripts."""
+    import shlex
+
+    walked = 0
+    for ref_id, template, cmd in _commands_on_their_own_examples():
+        walked += 1
+        assert not re.search(r"\{\w+\}", cmd.command), (ref_id, cmd.command)
+        if len(cmd.argv) == 3 and cmd.argv[:2] in (("sh", "-c"), ("bash", "-c")):
+            assert cmd.command == template.argv[2], (ref_id, cmd.command)
+        else:
+            assert tuple(shlex.split(cmd.command)) == cmd.argv, (ref_id, cmd.command)
+    assert walked > 300
+
+
+def test_a_placeholder_inside_a_shell_script_is_refused(tmp_path):
+    src = (builtin_dir() / "scheduler" / "slurm-task-launch-failed.toml").read_text()
+    bad = src.replace('id = "slurm-task-launch-failed"', 'id = "x-launch"', 1).replace(
+        'argv = ["sh", "-c", "date -u +%s; ssh \\"$1\\" date -u +%s", "sh", "{node}"]',
+        'argv = ["sh", "-c", "date -u +%s; ssh {node} date -u +%s"]')
+    assert bad != src.replace('id = "slurm-task-launch-failed"', 'id = "x-launch"', 1)
+    (tmp_path / "x.toml").write_text(bad)
+    errors = [str(e) for e in load_library([tmp_path], include_builtin=False).errors]
+    assert any("placeholder inside a shell script" in e for e in errors)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -25,10 +26,20 @@ class VerifyCommand:
 
     @property
     def command(self) -> str:
+        """What a person pastes: the argv shell-quoted; a bare `sh -c SCRIPT` is its script, which is already a
+        command line (the loader keeps values from the log out of scripts), so no quotes nest."""
+        if len(self.argv) == 3 and self.argv[0] in ("sh", "bash") and self.argv[1] == "-c":
+            return self.argv[2]
         return shlex.join(self.argv)
 
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "argv": list(self.argv), "command": self.command, "complete": self.complete}
+
+
+def own_inputs(path: str | None) -> dict[str, str]:
+    """Values the user gave rather than the log: the path of the log, when it is a file (text from stdin, a
+    selection or a terminal has a name but nothing to run a command on)."""
+    return {"log": path} if path and Path(path).is_file() else {}
 
 
 def fill(command: Command, values: dict[str, str], own: dict[str, str] | None = None) -> VerifyCommand:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from pathlib import Path
 from typing import Iterable
 
 import attrs
 
-from firstfault.commands import fill
+from firstfault.commands import fill, own_inputs
 from firstfault.context import Source
 from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, clip, lend_rank, rank_ranges
 from firstfault.hosts import differing_hosts
@@ -374,7 +373,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         collateral_total=len(collateral_events),
         evidence_for=tuple(evidence_for),
         evidence_against=tuple(evidence_against),
-        verify=tuple(fill(c, captures, _own_inputs(initiator)) for c in top.reference.verify
+        verify=tuple(fill(c, captures, own_inputs(initiator.path if initiator else None)) for c in top.reference.verify
                      if c.fits({e.pattern.id for e in top.events})),
         undetermined=undetermined,
         possible=possible,
@@ -405,7 +404,7 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
         collateral_total=0,
         evidence_for=(f"{len(failures)} line(s), the first at line {first.line}{first.source.on()}",),
         evidence_against=against,
-        verify=tuple(fill(c, captures, _own_inputs(first)) for c in h.reference.verify
+        verify=tuple(fill(c, captures, own_inputs(first.path)) for c in h.reference.verify
                      if c.fits({e.pattern.id for e in h.events})),
         events=tuple(h.events),
     )
@@ -441,12 +440,6 @@ def _silent_location(rank: int, events: list[Event]) -> Location:
     if mine:
         return attrs.evolve(Location.of(mine[0]), host=host, reference_id=None, pattern_id=None)
     return Location(rank, host, None, None, None)
-
-
-def _own_inputs(place: Event | Location | None) -> dict[str, str]:
-    """Values the user gave rather than the log: the path of the log that holds the first failure, when it
-    is a file (text from stdin, a selection or a terminal has a name but nothing to run a command on)."""
-    return {"log": place.path} if place is not None and place.path and Path(place.path).is_file() else {}
 
 
 def _root_cause_remark(events: list[Event], initiator: Location | None) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from firstfault.annotations import who
+from firstfault.commands import fill, own_inputs
 from firstfault.diagnosis import Diagnosis, Report
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
@@ -20,9 +21,12 @@ def line_markdown(report: Report, event: Event, kind: str, diagnosis: Diagnosis 
         if shown is not None and shown.next_checks:
             _section(out, "Check next", shown.next_checks)
         _section(out, "Fix", ref.fix)
-        commands = [c.command for c in shown.verify] if shown else [" ".join(c.argv) for c in ref.verify]
+        commands = shown.verify if shown else tuple(fill(c, event.captures, own_inputs(event.path))
+                                                     for c in ref.verify if c.fits({event.pattern.id}))
         if commands:
-            out += ["", "**Verify**", "", "```sh", *commands, "```"]
+            out += ["", "**Verify**", "", "```sh", *(c.command for c in commands), "```"]
+            if not all(c.complete for c in commands):
+                out.append("Parts in `<…>` are not in the log: fill them in before running (copy only).")
     if diagnosis is not None and diagnosis.reference.id != event.reference_id:
         out += ["", f"**This line is explained by** {diagnosis.reference.title} (`{diagnosis.id}`)."]
     others = [d for d in report.diagnoses if diagnosis is None or d is not diagnosis]

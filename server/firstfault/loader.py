@@ -336,6 +336,11 @@ def _check_examples(check: _Checker, at: int, pid: str, literals: tuple[str, ...
                        f"{example[:80]!r}; tighten the regex")
 
 
+def _shell_script(argv: list[str] | tuple[str, ...]) -> str | None:
+    """The script of `sh -c SCRIPT ...` / `bash -c SCRIPT ...`, else None."""
+    return argv[2] if len(argv) >= 3 and argv[0] in ("sh", "bash") and argv[1] == "-c" else None
+
+
 def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) -> list[Command]:
     groups = {name for p in patterns for name in p.regex.groupindex}
     commands = []
@@ -346,6 +351,10 @@ def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) ->
         if not argv:
             check.fail(at, "verify entry has no argv; write argv = [\"program\", \"arg\", ...]")
             continue
+        if _shell_script(argv) is not None and PLACEHOLDER.search(argv[2]):
+            check.fail(_line_of(check.text, "argv", at), "a placeholder inside a shell script would put a value "
+                       "from the log into the shell unquoted; pass it as a positional parameter: "
+                       "[\"sh\", \"-c\", \"... \\\"$1\\\"\", \"sh\", \"{name}\"]")
         for arg in argv:
             for name in PLACEHOLDER.findall(arg):
                 if name not in groups and name not in ("log", "log_path"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+from firstfault.commands import fill
 from firstfault.diagnosis import Diagnosis, Location, Report, clip, rank_ranges
 from firstfault.knowledge import Entry, entry_parts
 from firstfault.model import Reference
@@ -239,7 +240,7 @@ def reference_text(ref: Reference) -> str:
             out += ["", title] + [f"  - {x}" for x in items]
     if ref.verify:
         out += ["", "Verification commands"]
-        out += [f"  {c.title}:\n    $ {' '.join(c.argv)}" for c in ref.verify]
+        out += [f"  {c.title}:\n    $ {fill(c, {}).command}" for c in ref.verify]
     out += ["", "Patterns"]
     for p in ref.patterns:
         out.append(f"  {p.id} ({p.role}, {p.emitter}): literals {', '.join(repr(x) for x in p.literals)}")
