@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import EXAMPLES, REALRUN
+from conftest import CLEAN, EXAMPLES, REALRUN
 
 EXAMPLE = EXAMPLES / "oom-cascade" / "train.log"
 RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:")
@@ -348,3 +348,19 @@ async def test_bad_command_arguments_get_a_message_not_a_crash(client: LanguageC
     result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         "firstfault.server.diagnose", [{"text": "[rank0]: RuntimeError: boom"}]))
     assert result["report"]["version"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_healthy_log_says_its_lines_are_context_not_failures(client: LanguageClient):
+    healthy = CLEAN / "nccl-info-2node-socket-all-reduce-perf.log"
+    diagnostics = await open_and_wait(client, healthy)
+    assert diagnostics and all(d.severity == types.DiagnosticSeverity.Hint for d in diagnostics)
+    assert all(d.message.startswith("Context, not a failure in this log: ") for d in diagnostics)
+    doc = types.TextDocumentIdentifier(healthy.as_uri())
+    hover = await client.text_document_hover_async(types.HoverParams(doc, diagnostics[0].range.start))
+    text = hover.contents.value
+    assert text.startswith("**firstfault: context, not a failure in this log**") and "· context here" in text
+    assert "· error" not in text and "· warning" not in text
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(doc))
+    assert lenses[0].command.title.startswith("no failure found · ") and "of context" in lenses[0].command.title
+    await close(client, healthy)

@@ -7,6 +7,7 @@ import { Server, ServerState } from "./server";
 import { Status } from "./status";
 import { Terminals } from "./terminals";
 import { openVerificationTerminal } from "./verifyTerminal";
+import { statusVerdict } from "./verdict";
 
 const DIAGNOSE = "firstfault.server.diagnose";
 const DIAGNOSE_FILE = "firstfault.server.diagnoseFile";
@@ -70,8 +71,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
     const uri = activeLogUri();
     if (!uri) return status.show(server.state, undefined);
     const disk = diskLogs.report(uri);
-    const error = vscode.languages.getDiagnostics(uri).find((d) => d.source === "firstfault" && d.severity === vscode.DiagnosticSeverity.Error);
-    status.show(server.state, (disk ? headline(disk) : error?.message.split("\n")[0]) ?? null);
+    const published = statusVerdict(vscode.languages.getDiagnostics(uri));
+    status.show(server.state, (disk ? headline(disk) : published.verdict) ?? null, disk ? 0 : published.context);
   };
   const checkLargeTabs = () => {
     if (server.state === "running") void withErrors(() => diskLogs.checkTabs())();

@@ -16,8 +16,9 @@ export class Status implements vscode.Disposable {
     this.item.name = "firstfault";
   }
 
-  /** `verdict`: undefined when no log is active, null for a log with no first failure. */
-  show(state: ServerState, verdict: string | null | undefined): void {
+  /** `verdict`: undefined when no log is active, null for a log with no first failure; `context`: lines that
+   *  matched known messages without being a failure here. */
+  show(state: ServerState, verdict: string | null | undefined, context = 0): void {
     const item = this.item;
     item.backgroundColor = undefined;
     if (state !== "running") {
@@ -29,14 +30,17 @@ export class Status implements vscode.Disposable {
       item.tooltip = "firstfault: open a log, or run Diagnose Selection / Last Terminal Command";
       item.command = "firstfault.showReport";
     } else if (verdict === null) {
-      item.text = "$(check) firstfault";
-      item.tooltip = "firstfault: no first failure found in this log";
+      item.text = context ? `$(check) no failure found · ${context} line${context === 1 ? "" : "s"} of context` : "$(check) firstfault";
+      item.tooltip = "firstfault: no failure found in this log" + (context
+        ? `; ${context} line${context === 1 ? "" : "s"} matched known messages as context, not failures (hover them)` : "");
       item.command = "firstfault.showReport";
     } else {
       item.text = `$(error) ${verdict.length > 60 ? `${verdict.slice(0, 59)}…` : verdict}`;
       item.tooltip = `firstfault: ${verdict} — click for the report`;
       item.command = "firstfault.showReport";
-      item.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
+      // A possible cause is tentative: a warning, not an error.
+      item.backgroundColor = new vscode.ThemeColor(verdict.startsWith("Possible cause")
+        ? "statusBarItem.warningBackground" : "statusBarItem.errorBackground");
     }
     item.show();
   }

@@ -122,4 +122,6 @@ def _message(note: LineNote, diagnosis: Diagnosis | None, count: int, report: Re
         attempt = next((a for a in report.attempts if any(e is note.event for e in a.events)), None)
         label = f"attempt {attempt.index + 1}: {attempt.summary}" if attempt else "an earlier attempt"
         return f"{note.title}{spread} (in {label}; the verdict is for the last attempt)"
+    if note.kind == "context":
+        return f"Context, not a failure in this log: {note.title}{spread}"
     return f"{note.title}{spread}"

@@ -14,7 +14,9 @@ def line_markdown(report: Report, event: Event, kind: str, diagnosis: Diagnosis 
     ref = references.get(event.reference_id)
     out = [_verdict_line(event, kind, diagnosis)]
     if ref is not None:
-        out += ["", f"### {ref.title}", f"`{ref.id}` · {ref.category} · {ref.severity}", "", ref.summary,
+        # A context line's severity is its role here, never the reference's worst case.
+        severity = "context here" if kind == "context" else ref.severity
+        out += ["", f"### {ref.title}", f"`{ref.id}` · {ref.category} · {severity}", "", ref.summary,
                 "", f"**Mechanism.** {ref.mechanism}"]
         shown = diagnosis if diagnosis is not None and diagnosis.reference.id == ref.id else None
         _section(out, "How to confirm", ref.confirm)
@@ -61,7 +63,8 @@ def _verdict_line(event: Event, kind: str, diagnosis: Diagnosis | None) -> str:
     if kind == "earlier":
         return "**firstfault:** from an earlier attempt of the job; the verdict is for the last attempt."
     if kind == "context":
-        return "**firstfault: context** for the diagnosis."
+        return (f"**firstfault: context, not a failure in this log**{where}. Lines like this one are what the reference "
+                "below reads as evidence when its failure happens; on their own, healthy runs print them too.")
     return f"**firstfault:** a failure line{' (' + source + ')' if source else ''}."
 
 

@@ -75,7 +75,8 @@ def keep(severity: types.DiagnosticSeverity, minimum: str) -> bool:
 
 def lens_title(report: Report) -> str | None:
     if not report.diagnoses:
-        return None
+        n = len(report.events)
+        return f"no failure found · {n} line{'' if n == 1 else 's'} of context" if n else None
     top = report.diagnoses[0]
     others = len(report.diagnoses) - 1
     if top.undetermined:

@@ -379,7 +379,7 @@ class FirstfaultServer(LanguageServer):
         analysis = self.analyses.get(uri)
         if analysis is None or (title := convert.lens_title(analysis.report)) is None:
             return []
-        init = analysis.report.diagnoses[0].initiator
+        init = analysis.report.diagnoses[0].initiator if analysis.report.diagnoses else None
         if init is None or not init.line:
             return [types.CodeLens(convert.line_range(1), types.Command(title, ""))]
         target = self._uri_of_path(analysis, init.path) or uri
