@@ -17,13 +17,17 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from conftest import CLEAN, EXAMPLES, REALRUN
 
 EXAMPLE = EXAMPLES / "oom-cascade" / "train.log"
+# What the VS Code client declares it implements (client/src/server.ts CLIENT_COMMANDS).
+CLIENT_COMMANDS = ("firstfault.copyToClipboard", "firstfault.runInTerminal", "firstfault.openReference",
+                   "firstfault.revealLine")
 RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:")
 
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=[sys.executable, "-m", "firstfault", "lsp"]))
 async def client(lsp_client: LanguageClient):
     params = types.InitializeParams(capabilities=client_capabilities("visual-studio-code"),
-                                    initialization_options={"firstfault": {"debounceMs": 50}})
+                                    initialization_options={"firstfault": {
+                                        "debounceMs": 50, "clientCommands": list(CLIENT_COMMANDS)}})
     _structure_code_actions_correctly(lsp_client)
     lsp_client.lens_refreshes = 0
 

@@ -43,7 +43,8 @@ export class Server implements vscode.Disposable {
       // Logs of any name: files, untitled buffers (Diagnose Clipboard) and remote files alike.
       documentSelector: [{ language: "log" }],
       outputChannel: this.log,
-      initializationOptions: this.settings(),
+      // The commands this client implements: the server offers them in code actions and lenses.
+      initializationOptions: { firstfault: { ...this.settings().firstfault, clientCommands: CLIENT_COMMANDS } },
       markdown: { isTrusted: { enabledCommands: CLIENT_COMMANDS }, supportHtml: false },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),

@@ -40,9 +40,12 @@ from firstfault.render import markdown_report
 DIAGNOSE = "firstfault.server.diagnose"
 DIAGNOSE_FILE = "firstfault.server.diagnoseFile"
 LITERALS = "firstfault.server.literals"
-# Client commands the code actions and lenses call (the VS Code client implements them).
+# Client commands the code actions and lenses call, offered only to a client that declares it implements them
+# (initializationOptions.firstfault.clientCommands; the VS Code client does). Other editors get the server's own
+# commands, which use what LSP itself can do: window/showDocument and window/showMessage.
 COPY, RUN, OPEN_REFERENCE, REVEAL = ("firstfault.copyToClipboard", "firstfault.runInTerminal",
                                      "firstfault.openReference", "firstfault.revealLine")
+SHOW_TEXT, SHOW_DOCUMENT = "firstfault.server.showText", "firstfault.server.showDocument"
 _LINE_END = re.compile(r"\r\n|\n|\r")
 _RANK_IN_NAME = re.compile(r"((?:^|[^a-z])rank[-_.]?)\d+", re.IGNORECASE)
 
@@ -88,6 +91,7 @@ class FirstfaultServer(LanguageServer):
         self.reported_errors: set[str] = set()
         self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
         self.line_starts: dict[str, tuple[int | None, array]] = {}  # URI -> (version, line start offsets)
+        self.client_commands: frozenset[str] = frozenset()
 
     @property
     def engine(self) -> Engine:
@@ -112,6 +116,41 @@ class FirstfaultServer(LanguageServer):
         return {doc.uri for doc in self.workspace.text_documents.values()}
 
     # --- settings and library -------------------------------------------------------------------
+    def declare_client_commands(self, raw: Any) -> None:
+        inner = raw.get("firstfault", raw) if isinstance(raw, dict) else None
+        declared = inner.get("clientCommands") if isinstance(inner, dict) else None
+        self.client_commands = frozenset(c for c in declared if isinstance(c, str)) if isinstance(declared, list) \
+            else frozenset()
+
+    def offer_command(self, title: str, command: str, *arguments: Any) -> types.Command:
+        """A client command if the client implements it; else the server's own that shows the same thing."""
+        if command in self.client_commands:
+            return types.Command(title, command, arguments=list(arguments))
+        if command == COPY:
+            text, _ = arguments
+            return types.Command(title.replace("copy", "show", 1), SHOW_TEXT, arguments=[title, text])
+        if command == RUN:
+            cmd = arguments[0]
+            note = "" if cmd["complete"] else " (fill in the <...> parts first)"
+            return types.Command(f"firstfault: show the command '{cmd['title']}'", SHOW_TEXT,
+                                 arguments=[cmd["title"], f"{cmd['command']}\n\nRun it yourself in a shell{note}."])
+        if command == OPEN_REFERENCE:
+            return types.Command(title, SHOW_DOCUMENT, arguments=[arguments[1], None])
+        return types.Command(title, SHOW_DOCUMENT, arguments=list(arguments))  # REVEAL: uri, 0-based line
+
+    def show_text(self, title: Any, text: Any) -> None:
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"{title}\n\n{text}"))
+
+    async def show_document(self, target: Any, line: Any) -> None:
+        if not isinstance(target, str) or not (line is None or isinstance(line, int)):
+            raise ValueError("showDocument takes a URI and a 0-based line (or null)")
+        external = target.startswith(("https://", "http://"))
+        if not external and not target.startswith(("file:", "untitled:")):
+            raise ValueError(f"showDocument opens web pages and documents only, not {target[:40]!r}")
+        selection = convert.line_range(line + 1) if line is not None else None
+        await self.window_show_document_async(types.ShowDocumentParams(
+            target, external=external or None, take_focus=True, selection=selection))
+
     def apply_settings(self, raw: Any) -> None:
         settings, problems = parse(raw)
         if problems:
@@ -348,8 +387,8 @@ class FirstfaultServer(LanguageServer):
         actions: list[types.CodeAction] = []
 
         def action(title: str, command: str, *arguments: Any) -> None:
-            actions.append(types.CodeAction(title, kind=types.CodeActionKind.QuickFix,
-                                            command=types.Command(title, command, arguments=list(arguments))))
+            shown = self.offer_command(title, command, *arguments)
+            actions.append(types.CodeAction(shown.title, kind=types.CodeActionKind.QuickFix, command=shown))
 
         if ref is not None and ref.fix:
             action(f"firstfault: copy the fix for {ref.title}", COPY, "\n".join(f"- {f}" for f in ref.fix) + "\n",
@@ -383,7 +422,7 @@ class FirstfaultServer(LanguageServer):
         if init is None or not init.line:
             return [types.CodeLens(convert.line_range(1), types.Command(title, ""))]
         target = self._uri_of_path(analysis, init.path) or uri
-        return [types.CodeLens(convert.line_range(1), types.Command(title, REVEAL, arguments=[target, init.line - 1]))]
+        return [types.CodeLens(convert.line_range(1), self.offer_command(title, REVEAL, target, init.line - 1))]
 
     def document_symbols(self, uri: str) -> list[types.DocumentSymbol]:
         analysis = self.analyses.get(uri)
@@ -462,6 +501,7 @@ def build() -> FirstfaultServer:
     @server.feature(types.INITIALIZE)
     @safe()
     def initialize(params: types.InitializeParams) -> None:
+        server.declare_client_commands(params.initialization_options)
         server.apply_settings(params.initialization_options)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -527,6 +567,18 @@ def build() -> FirstfaultServer:
     @safe(list)
     def literals(*args: Any) -> list[dict[str, str]]:
         return server.literals()
+
+    @server.command(SHOW_TEXT)
+    @safe()
+    def show_text(*args: Any) -> None:
+        title, text = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+        server.show_text(title, text)
+
+    @server.command(SHOW_DOCUMENT)
+    @safe()
+    async def show_document(*args: Any) -> None:
+        target, line = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+        await server.show_document(target, line)
 
     @server.command(DIAGNOSE_FILE)
     @safe()
