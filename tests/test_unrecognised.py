@@ -238,3 +238,41 @@ def test_the_legacy_launchers_called_process_error_is_the_launcher_not_a_python_
             "'apex_train.py', '--local_rank=1', '--config_path=configs.isaid.farseg50', "
             "'--model_dir=./log/isaid_segm/farseg50', '--opt_level=O']' returned non-zero exit status 1.")
     assert engine.analyze_text(line).diagnoses[0].id == "deepspeed-launcher-child-failed"
+
+
+def test_a_vllm_workers_oom_gets_vllm_advice_and_a_training_oom_keeps_training_advice(engine):
+    # vllm-project/vllm#14095, as pasted (the line is cut at the paste's edge here only by length).
+    vllm = ("(VllmWorkerProcess pid=195295) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] "
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 2 has a total capacity of "
+            "14.62 GiB of which 3.31 MiB is free.")
+    top = engine.analyze_text(vllm).diagnoses[0]
+    assert (top.id, top.fix_framework) == ("cuda-oom", "vllm")
+    assert any("--gpu-memory-utilization" in f for f in top.fix) and not any("checkpointing" in f for f in top.fix)
+    assert top.to_json()["fix_framework"] == "vllm"
+    # deepspeedai/DeepSpeedExamples#279: the same failure in a training job keeps the general advice.
+    training = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 786.00 MiB (GPU 0; 39.56 GiB total capacity; "
+                "38.49 GiB already allocated; 96.56 MiB free; 38.78 GiB reserved in total by PyTorch)")
+    top = engine.analyze_text(training).diagnoses[0]
+    assert (top.id, top.fix_framework) == ("cuda-oom", None) and top.fix == top.reference.fix
+
+
+def test_frameworks_are_recognised_by_their_tags_and_paths():
+    import re
+
+    from firstfault.context import Source
+    from firstfault.frameworks import frameworks_in
+    from firstfault.matcher import Event
+    from firstfault.model import Pattern
+
+    def event(text: str, emitter: str = "pytorch") -> Event:
+        pattern = Pattern("p", ("x",), re.compile("x"), "cause", emitter)
+        return Event(pattern, 0, "x", 1, 0, 1, text, Source(), None, "wall", False, {}, 1)
+
+    # DeepSpeed's launcher (the library's example from deepspeed-launcher-child-failed)
+    ds = ("[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/sushanta/venv/"
+          "bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/try/"
+          "nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11")
+    assert frameworks_in([event(ds)]) == {"deepspeed"}
+    assert frameworks_in([event("(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):")]) == {"vllm"}
+    assert frameworks_in([event("anything", emitter="vllm")]) == {"vllm"}
+    assert frameworks_in([event("[rank0]: Traceback (most recent call last):")]) == set()

@@ -38,6 +38,8 @@ export interface Diagnosis {
   mechanism?: string;
   confirm?: string[];
   fix: string[];
+  /** The framework whose advice `fix` is (vllm, deepspeed), when the log shows one. */
+  fix_framework?: string | null;
   verify: VerifyCommand[];
   next_checks: string[];
   references?: string[];

@@ -14,6 +14,7 @@ const esc = (s: unknown): string =>
   String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 const MAX_COLLATERAL_SHOWN = 50;
+const FRAMEWORK_NAMES: Record<string, string> = { vllm: "vLLM", deepspeed: "DeepSpeed" };
 
 /**
  * The report view's whole page. Strict CSP: nothing remote, no inline handlers; the one script and
@@ -62,7 +63,7 @@ ${d.next_checks.length ? `<h2>Check next</h2><ol>${d.next_checks.map((c) => `<li
 ${timeline ? `<h2>Timeline</h2>${timelineSvg(timeline)}` : ""}
 ${initiator}${collateral}
 ${d.mechanism ? `<h2>Why it happens</h2><p>${esc(d.mechanism)}</p>` : ""}
-${d.fix.length ? `<h2>Fix</h2><ul>${d.fix.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : ""}
+${d.fix.length ? `<h2>Fix${d.fix_framework ? ` (${esc(FRAMEWORK_NAMES[d.fix_framework] ?? d.fix_framework)})` : ""}</h2><ul>${d.fix.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : ""}
 ${d.verify.length ? `<h2>Verify</h2>${d.verify.map((v, i) => verifyRow(v, i, o.canRun)).join("")}` : ""}
 ${(d.references ?? []).length ? `<h2>Sources</h2><ul>${d.references!.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>` : ""}
 </section>`;

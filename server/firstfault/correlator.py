@@ -11,6 +11,7 @@ import attrs
 from firstfault.commands import fill, own_inputs
 from firstfault.context import Source
 from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, clip, lend_rank, rank_ranges
+from firstfault.frameworks import fix_for, frameworks_in
 from firstfault.hosts import differing_hosts
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
@@ -193,7 +194,9 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     top_diagnosis = diagnoses[0]
     diagnoses[0] = attrs.evolve(top_diagnosis, unexplained=unexplained_lines(events, references.get(UNRECOGNISED)),
                                 evidence_for=top_diagnosis.evidence_for + tuple(differing_hosts(events)))
-    return diagnoses, notes
+    found = frameworks_in(events)
+    return [attrs.evolve(d, fix_framework=name, fix=fixes) for d in diagnoses
+            for name, fixes in [fix_for(d.reference, found)]], notes
 
 
 def _hypotheses(events: list[Event], references: dict[str, Reference]) -> list[Hypothesis]:

@@ -110,6 +110,9 @@ class Diagnosis:
     collateral_keys: frozenset[tuple[int, int]] = frozenset()
     # Error lines (one per template) that no reference explains, listed beside the verdict.
     unexplained: tuple[str, ...] = ()
+    # The reference's fix, or its advice for the framework the log shows (fix_framework: vllm, deepspeed).
+    fix: tuple[str, ...] = attrs.field(default=attrs.Factory(lambda self: self.reference.fix, takes_self=True))
+    fix_framework: str | None = None
 
     @property
     def id(self) -> str:
@@ -133,7 +136,8 @@ class Diagnosis:
             "summary": ref.summary,
             "mechanism": ref.mechanism,
             "confirm": list(ref.confirm),
-            "fix": list(ref.fix),
+            "fix": list(self.fix),
+            "fix_framework": self.fix_framework,
             "verify": [cmd.to_json() for cmd in self.verify],
             "next_checks": list(self.next_checks),
             "unexplained": list(self.unexplained),

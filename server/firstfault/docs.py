@@ -9,6 +9,7 @@ from pathlib import Path
 
 from firstfault.catalogue import CatalogueEntry
 from firstfault.commands import fill
+from firstfault.frameworks import display_name
 from firstfault.knowledge import Knowledge
 from firstfault.loader import Library
 from firstfault.model import CATEGORIES, Reference
@@ -54,7 +55,8 @@ def reference_page(ref: Reference, library: Library) -> str:
     lines += [ref.summary, "", "## Mechanism", "", ref.mechanism, "", "## What you will see", ""]
     for p in ref.patterns:
         lines += [f"- **{p.role}** from {p.emitter} (`{p.id}`), e.g.", "", "  ```", f"  {p.match[0]}", "  ```"]
-    for title, items in (("How to confirm", ref.confirm), ("Fix", ref.fix), ("Prevention", ref.prevention),
+    fixes = [(f"Fix, when the log shows {display_name(name)}", items) for name, items in ref.fix_for]
+    for title, items in (("How to confirm", ref.confirm), ("Fix", ref.fix), *fixes, ("Prevention", ref.prevention),
                          ("When the log cannot tell", ref.next_checks)):
         if items:
             lines += ["", f"## {title}", "", *_items(items)]

@@ -22,7 +22,7 @@ def line_markdown(report: Report, event: Event, kind: str, diagnosis: Diagnosis 
         _section(out, "How to confirm", ref.confirm)
         if shown is not None and shown.next_checks:
             _section(out, "Check next", shown.next_checks)
-        _section(out, "Fix", ref.fix)
+        _section(out, "Fix", shown.fix if shown is not None else ref.fix)
         commands = shown.verify if shown else tuple(fill(c, event.captures, own_inputs(event.path))
                                                      for c in ref.verify if c.fits({event.pattern.id}))
         if commands:

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from firstfault.frameworks import FRAMEWORKS
 from firstfault.knowledge import KNOWLEDGE_DIR
 
 from firstfault.model import (
@@ -228,6 +229,7 @@ def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
         aliases=check.strings(data, "aliases"),
         confirm=check.strings(data, "confirm"),
         fix=check.strings(data, "fix"),
+        fix_for=_fix_for(check, data),
         prevention=check.strings(data, "prevention"),
         next_checks=check.strings(data, "next_checks"),
         verify=tuple(verify),
@@ -334,6 +336,21 @@ def _check_examples(check: _Checker, at: int, pid: str, literals: tuple[str, ...
         if regex.search(example):
             check.fail(_line_of(check.text, "near_miss", at), f"regex of '{pid}' matches its near miss "
                        f"{example[:80]!r}; tighten the regex")
+
+
+def _fix_for(check: _Checker, data: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    table = data.get("fix_for", {})
+    if not isinstance(table, dict):
+        check.fail(_line_of(check.text, "fix_for"), "'fix_for' must be a table: [fix_for] with vllm = [\"...\"]")
+        return ()
+    out = []
+    for framework in table:
+        if framework not in FRAMEWORKS:
+            check.fail(_line_of(check.text, framework), f"fix_for '{framework}' is no framework firstfault "
+                       f"recognises; write one of: {', '.join(FRAMEWORKS)}")
+        elif fixes := check.strings(table, framework, line_from=_line_of(check.text, "fix_for")):
+            out.append((framework, fixes))
+    return tuple(out)
 
 
 def _shell_script(argv: list[str] | tuple[str, ...]) -> str | None:

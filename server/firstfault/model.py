@@ -81,6 +81,8 @@ class Reference:
     aliases: tuple[str, ...] = ()
     confirm: tuple[str, ...] = ()
     fix: tuple[str, ...] = ()
+    # Fixes that replace `fix` when the log shows the framework (vllm, deepspeed): inference advice for inference.
+    fix_for: tuple[tuple[str, tuple[str, ...]], ...] = ()
     prevention: tuple[str, ...] = ()
     next_checks: tuple[str, ...] = ()
     verify: tuple[Command, ...] = ()

@@ -7,6 +7,7 @@ import math
 
 from firstfault.commands import fill
 from firstfault.diagnosis import Diagnosis, Location, Report, clip, rank_ranges
+from firstfault.frameworks import display_name
 from firstfault.knowledge import Entry, entry_parts
 from firstfault.model import Reference
 
@@ -149,10 +150,10 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
         out.append("")
         out.append(style.bold("  Check next"))
         out += [f"    - {c}" for c in d.next_checks]
-    if ref.fix:
+    if d.fix:
         out.append("")
-        out.append(style.bold("  Fix"))
-        out += [f"    - {f}" for f in ref.fix]
+        out.append(style.bold(f"  Fix{_for_framework(d)}"))
+        out += [f"    - {f}" for f in d.fix]
     if d.verify:
         out.append("")
         out.append(style.bold("  Verify"))
@@ -209,8 +210,8 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
         out += ["", "**Error lines no reference explains**", ""] + [f"- `{u}`" for u in d.unexplained]
     if d.next_checks:
         out += ["", "**Check next**", ""] + [f"- {c}" for c in d.next_checks]
-    if ref.fix:
-        out += ["", "**Fix**", ""] + [f"- {f}" for f in ref.fix]
+    if d.fix:
+        out += ["", f"**Fix{_for_framework(d)}**", ""] + [f"- {f}" for f in d.fix]
     if d.verify:
         out += ["", "**Verify**", ""]
         for cmd in d.verify:
@@ -227,6 +228,10 @@ def entry_text(entry: Entry, titles: dict[str, str], style: Style) -> str:
     return "\n".join(out) + "\n"
 
 
+def _for_framework(d: Diagnosis) -> str:
+    return f" ({display_name(d.fix_framework)})" if d.fix_framework else ""
+
+
 def reference_text(ref: Reference) -> str:
     """The whole reference, for `firstfault explain` and `signatures show`."""
     out = [f"{ref.title}  [{ref.id}]", f"category {ref.category} · tier {ref.tier} · severity {ref.severity} · "
@@ -234,7 +239,8 @@ def reference_text(ref: Reference) -> str:
     if ref.aliases:
         out.append("also known as: " + "; ".join(ref.aliases))
     out += ["", ref.summary, "", "Mechanism", f"  {ref.mechanism}"]
-    for title, items in (("How to confirm", ref.confirm), ("Fix", ref.fix), ("Prevention", ref.prevention),
+    fixes = [(f"Fix ({display_name(name)})", items) for name, items in ref.fix_for]
+    for title, items in (("How to confirm", ref.confirm), ("Fix", ref.fix), *fixes, ("Prevention", ref.prevention),
                          ("When the log cannot decide, check", ref.next_checks)):
         if items:
             out += ["", title] + [f"  - {x}" for x in items]

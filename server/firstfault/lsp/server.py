@@ -390,8 +390,9 @@ class FirstfaultServer(LanguageServer):
             shown = self.offer_command(title, command, *arguments)
             actions.append(types.CodeAction(shown.title, kind=types.CodeActionKind.QuickFix, command=shown))
 
-        if ref is not None and ref.fix:
-            action(f"firstfault: copy the fix for {ref.title}", COPY, "\n".join(f"- {f}" for f in ref.fix) + "\n",
+        fix = diagnosis.fix if diagnosis is not None and ref is diagnosis.reference else ref.fix if ref else ()
+        if ref is not None and fix:
+            action(f"firstfault: copy the fix for {ref.title}", COPY, "\n".join(f"- {f}" for f in fix) + "\n",
                    "fix")
         if diagnosis is not None:
             for cmd in diagnosis.verify:

@@ -1,0 +1,39 @@
+"""Which serving or training framework a failure happened in, from the lines that matched: a reference can give
+advice per framework (a vLLM worker's OOM wants gpu_memory_utilization, not activation checkpointing)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from firstfault.matcher import Event
+from firstfault.model import Reference
+
+# Marks of each framework in a line: its worker/process tags and its package path; an event of its own emitter
+# counts too.
+_MARKS = {
+    "vllm": re.compile(r"\((?:VllmWorker|EngineCore|RayWorkerVllm|Worker_[TP]P\d)|/vllm/|\bvLLM\b"),
+    "deepspeed": re.compile(r"deepspeed", re.IGNORECASE),
+}
+FRAMEWORKS = tuple(_MARKS)
+_NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed"}
+
+
+def display_name(framework: str) -> str:
+    return _NAMES.get(framework, framework)
+
+
+def fix_for(reference: Reference, found: set[str]) -> tuple[str | None, tuple[str, ...]]:
+    """(framework, its fixes) when the reference has advice for a framework the log shows; else (None, fix)."""
+    return next(((name, fixes) for name, fixes in reference.fix_for if name in found), (None, reference.fix))
+
+
+def frameworks_in(events: Iterable[Event]) -> set[str]:
+    found: set[str] = set()
+    for event in events:
+        if event.pattern.emitter in _MARKS:
+            found.add(event.pattern.emitter)
+        found.update(name for name, mark in _MARKS.items() if name not in found and mark.search(event.text))
+        if len(found) == len(_MARKS):
+            break
+    return found
