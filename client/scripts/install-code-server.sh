@@ -27,9 +27,12 @@ for p in libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev ripgrep chromium;
   dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
 done
 if ((${#need_apt[@]})); then
+  # Only what is missing, without recommended extras; --no-upgrade leaves installed packages as they are
+  # (apt still adds the dependencies the new ones need).
   log "installing Debian packages: ${need_apt[*]}"
   SUDO=; [[ $(id -u) -ne 0 ]] && SUDO=sudo
-  $SUDO apt-get install -y -q "${need_apt[@]}" >&2 || { $SUDO apt-get update -q >&2 && $SUDO apt-get install -y -q "${need_apt[@]}" >&2; }
+  APT=(apt-get install -y -q --no-install-recommends --no-upgrade "${need_apt[@]}")
+  $SUDO "${APT[@]}" >&2 || { $SUDO apt-get update -q >&2 && $SUDO "${APT[@]}" >&2; }
 fi
 
 rm -rf "$DEST" && mkdir -p "$DEST"
