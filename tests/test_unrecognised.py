@@ -276,3 +276,12 @@ def test_frameworks_are_recognised_by_their_tags_and_paths():
     assert frameworks_in([event("(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):")]) == {"vllm"}
     assert frameworks_in([event("anything", emitter="vllm")]) == {"vllm"}
     assert frameworks_in([event("[rank0]: Traceback (most recent call last):")]) == set()
+
+
+def test_a_wrapped_exception_message_is_read_with_its_next_line(engine):
+    # aws-samples/aws-do-eks#51, as pasted: gloo's enforce failure puts its reason on the line after the
+    # RuntimeError; the specific reason, not the bare exception class, is the verdict.
+    paste = ["RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84]",
+             "  ifa != nullptr. Unable to find address for: ^lo"]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert top.id == "wrong-socket-ifname"

@@ -23,7 +23,6 @@ const FRAMEWORK_NAMES: Record<string, string> = { vllm: "vLLM", deepspeed: "Deep
 export function renderReport(report: Report, o: PageOptions): string {
   const top = report.diagnoses[0];
   const body = top ? diagnosisSection(top, report, o) : `<p class="clean">No failure found in ${esc(o.subject)}.</p>`;
-  const others = report.diagnoses.slice(1);
   const csp = `default-src 'none'; img-src ${o.cspSource} data:; style-src 'nonce-${o.nonce}'; script-src 'nonce-${o.nonce}';`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -34,12 +33,15 @@ export function renderReport(report: Report, o: PageOptions): string {
 <body>
 <header><h1>firstfault</h1><p class="subject">${esc(o.subject)}</p></header>
 ${body}
-${others.length ? `<section><h2>Competing hypotheses</h2>${others.map((d, i) => hypothesis(d, i + 1)).join("")}</section>` : ""}
 ${(report.notes ?? []).length ? `<section><h2>Notes</h2><ul>${report.notes!.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></section>` : ""}
 <script nonce="${o.nonce}">${SCRIPT}</script>
 </body></html>`;
 }
 
+/**
+ * In the order people read a verdict: what and how sure, what to do (fix, checks, commands), why (evidence,
+ * the other hypotheses), then where (timeline, the first line, the collateral grouped by message).
+ */
 function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string {
   const verdict = d.undetermined
     ? `<p class="verdict unsure">Not sure: ${esc(d.title)}. The log cannot tell; check these next.</p>`
@@ -48,25 +50,52 @@ function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string 
     : `<p class="verdict">${d.initiator ? `<strong>${esc(where(d.initiator))}</strong> started it: ` : ""}${esc(d.title)}</p>`;
   const confidence = (d.headline ? `<p class="headline">${esc(d.headline)}.</p>` : "") +
     `<p class="confidence">confidence ${Math.round(d.confidence * 100)}%</p>`;
-  const initiator = d.initiator ? `<h2>First failure</h2>${locationList([d.initiator], "initiator")}` : "";
-  const total = d.collateral_total ?? d.collateral.length;
-  const collateral = d.collateral.length
-    ? `<h2>Collateral (${total})</h2>${locationList(d.collateral.slice(0, MAX_COLLATERAL_SHOWN), "collateral")}` +
-      (total > MAX_COLLATERAL_SHOWN ? `<p class="more">and ${total - MAX_COLLATERAL_SHOWN} more</p>` : "")
-    : "";
+  const fixTitle = `Fix${d.fix_framework ? ` (${esc(FRAMEWORK_NAMES[d.fix_framework] ?? d.fix_framework)})` : ""}`;
+  const others = report.diagnoses.slice(1);
   const timeline = layoutTimeline(d);
   return `<section class="top">${verdict}${confidence}
 ${d.summary ? `<p>${esc(d.summary)}</p>` : ""}
+${d.fix.length ? `<h2>${fixTitle}</h2><ul>${d.fix.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : ""}
+${d.next_checks.length ? `<h2>Check next</h2><ol>${d.next_checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : ""}
+${d.verify.length ? `<h2>Verify</h2>${d.verify.map((v, i) => verifyRow(v, i, o.canRun)).join("")}` : ""}
 ${evidence(d)}
 ${d.unexplained?.length ? `<h2>Error lines no reference explains</h2><ul>${d.unexplained.map((u) => `<li><code>${esc(u)}</code></li>`).join("")}</ul>` : ""}
-${d.next_checks.length ? `<h2>Check next</h2><ol>${d.next_checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : ""}
+${others.length ? `<h2>Other hypotheses</h2>${others.map((h, i) => hypothesis(h, i + 1)).join("")}` : ""}
 ${timeline ? `<h2>Timeline</h2>${timelineSvg(timeline)}` : ""}
-${initiator}${collateral}
+${d.initiator ? `<h2>First failure</h2>${locationList([d.initiator], "initiator")}` : ""}
+${collateralGroups(d)}
 ${d.mechanism ? `<h2>Why it happens</h2><p>${esc(d.mechanism)}</p>` : ""}
-${d.fix.length ? `<h2>Fix${d.fix_framework ? ` (${esc(FRAMEWORK_NAMES[d.fix_framework] ?? d.fix_framework)})` : ""}</h2><ul>${d.fix.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : ""}
-${d.verify.length ? `<h2>Verify</h2>${d.verify.map((v, i) => verifyRow(v, i, o.canRun)).join("")}` : ""}
 ${(d.references ?? []).length ? `<h2>Sources</h2><ul>${d.references!.map((r) => `<li>${esc(r)}</li>`).join("")}</ul>` : ""}
 </section>`;
+}
+
+/** A collateral line's message without who printed it and with numbers masked: lines alike group together. */
+export function template(text: string): string {
+  return text.replace(/^\s*(?:\[(?:rank|default)\d+\]:\s*|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s*|\([^)]*pid=\d+[^)]*\)\s*)+/, "")
+    .replace(/0x[0-9a-f]+|\d+/gi, "N").trim();
+}
+
+const SHOWN_PER_GROUP = 5;
+
+/** Collateral grouped per message, each group folded: its count and ranks on one line, a few lines when opened. */
+function collateralGroups(d: Diagnosis): string {
+  if (!d.collateral.length) return "";
+  const total = d.collateral_total ?? d.collateral.length;
+  const groups = new Map<string, Location[]>();
+  for (const loc of d.collateral.slice(0, MAX_COLLATERAL_SHOWN)) {
+    const key = template(loc.text);
+    groups.set(key, [...(groups.get(key) ?? []), loc]);
+  }
+  const folded = [...groups.values()].map((locs) => {
+    const ranks = [...new Set(locs.map((l) => l.rank).filter((r): r is number => r !== null))].sort((a, b) => a - b);
+    const who = ranks.length ? ` on rank${ranks.length > 1 ? "s" : ""} ${esc(ranks.join(", "))}` : "";
+    const rest = locs.length > SHOWN_PER_GROUP
+      ? `<details class="more"><summary>show all ${locs.length}</summary>${locationList(locs.slice(SHOWN_PER_GROUP), "collateral")}</details>` : "";
+    return `<details class="group"><summary><code>${esc(locs[0].text.trim().slice(0, 160))}</code> — ${locs.length} line${locs.length > 1 ? "s" : ""}${who}</summary>` +
+      `${locationList(locs.slice(0, SHOWN_PER_GROUP), "collateral")}${rest}</details>`;
+  }).join("");
+  const more = total > MAX_COLLATERAL_SHOWN ? `<p class="more">and ${total - MAX_COLLATERAL_SHOWN} more (the JSON report lists them)</p>` : "";
+  return `<h2>Collateral (${total})</h2>${folded}${more}`;
 }
 
 function evidence(d: Diagnosis): string {
@@ -125,8 +154,10 @@ h1 { font-size: 1.3em; margin-bottom: 0; } h2 { font-size: 1.05em; margin-top: 1
 .verdict { font-size: 1.2em; } .verdict.unsure { color: var(--vscode-editorWarning-foreground); }
 .confidence, .more, .hint { color: var(--vscode-descriptionForeground); }
 code, pre { font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
-pre { background: var(--vscode-textCodeBlock-background); padding: 0.5em; white-space: pre-wrap; word-break: break-all; }
-ul.lines { list-style: none; padding-left: 0; } ul.lines li { margin: 0.3em 0; word-break: break-all; }
+pre { background: var(--vscode-textCodeBlock-background); padding: 0.5em; white-space: pre-wrap; overflow-wrap: anywhere; }
+ul.lines { list-style: none; padding-left: 0; } ul.lines li { margin: 0.3em 0; }
+/* Words wrap whole; only a token longer than the line (a path, a hex dump) is cut. */
+body { overflow-wrap: break-word; } code { overflow-wrap: anywhere; }
 ul.initiator a { color: var(--vscode-errorForeground); font-weight: bold; }
 a { color: var(--vscode-textLink-foreground); cursor: pointer; }
 button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 0.3em 0.9em; margin-right: 0.5em; cursor: pointer; }
@@ -138,7 +169,7 @@ svg.timeline .collateral rect { fill: var(--vscode-editorInfo-foreground, #3794f
 .legend .dot, .legend .square { display: inline-block; width: 9px; height: 9px; margin-left: 1em; }
 .legend .dot { border-radius: 50%; background: var(--vscode-errorForeground, #e51400); }
 .legend .square { background: var(--vscode-editorInfo-foreground, #3794ff); }
-details.hypothesis { margin: 0.5em 0; }
+details.hypothesis, details.group { margin: 0.5em 0; } details.group summary code { font-size: 0.88em; }
 .clean { font-size: 1.1em; }
 `;
 

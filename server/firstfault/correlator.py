@@ -32,6 +32,7 @@ MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
 MISMATCH = "mismatched-collectives"
+CONTINUATION_LINES = 2  # how far a wrapped exception message goes on below its first line
 REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result code whose reason is another line
 
 
@@ -416,9 +417,10 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
 def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     """When the top hypothesis rests only on a catch-all line (an exception class and message), a specific
     failure earlier in the same block — the same input and rank, within a traceback's reach — is the cause that
-    line wraps (Python prints a chain's first exception first). A reference tagged reason-elsewhere (a result code
-    whose reason NCCL prints in its own WARN before it, or after 'Last error:') yields to a specific failure on
-    either side of it."""
+    line wraps (Python prints a chain's first exception first), and so is one on the next lines, where a
+    multi-line message goes on (gloo's "[enforce fail at ...]" then its reason). A reference tagged
+    reason-elsewhere (a result code whose reason NCCL prints in its own WARN before it, or after 'Last error:')
+    yields to a specific failure on either side of it."""
     top = hypotheses[0]
     failures = top.failures()
     either_side = REASON_ELSEWHERE in top.reference.tags
@@ -430,7 +432,8 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
             continue  # a launcher's teardown after the error is no reason for it
         for e in other.failures():
             distance = anchor.line - e.line
-            if (e.input_index == anchor.input_index and (0 < distance or (either_side and distance < 0))
+            after = -CONTINUATION_LINES <= distance < 0
+            if (e.input_index == anchor.input_index and (0 < distance or after or (either_side and distance < 0))
                     and abs(distance) <= BLOCK_LINES
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
                 return other

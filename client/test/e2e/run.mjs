@@ -121,7 +121,7 @@ process.exit(failed ? 1 : 0);
 
 async function uiChecks(browser, origin, ws, report) {
   mkdirSync(SHOTS, { recursive: true });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
   const page = await context.newPage();
   const step = async (name, fn) => {
@@ -192,6 +192,11 @@ async function uiChecks(browser, origin, ws, report) {
     const verdict = await frame.locator(".verdict").innerText();
     if (!/rank 2 on gpu-node-a/.test(verdict)) throw new Error(`verdict: ${verdict}`);
     await quickInput(">View: Close Panel");
+    // At 1280x720 beside the log, the fix is on the first screen, above the evidence and the collateral.
+    const fix = await frame.locator("h2", { hasText: /^Fix/ }).boundingBox();
+    const collateral = await frame.locator("h2", { hasText: /^Collateral/ }).boundingBox();
+    if (!fix || fix.y > 720 || !collateral || collateral.y < fix.y) throw new Error(`fix at ${fix?.y}, collateral at ${collateral?.y}`);
+    await page.screenshot({ path: join(SHOTS, "report-top.png") });
     await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(SHOTS, "report.png") });

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { headline } from "../../src/report";
-import { renderReport } from "../../src/reportHtml";
+import { renderReport, template } from "../../src/reportHtml";
 import { exampleReport } from "./fixtures";
 
 const options = { nonce: "abc123", cspSource: "vscode-webview://x", canRun: true, subject: "examples/oom-cascade/train.log" };
@@ -9,7 +9,7 @@ const options = { nonce: "abc123", cspSource: "vscode-webview://x", canRun: true
 test("the page states the verdict, the initiator, the hypotheses, the fix and the commands", () => {
   const html = renderReport(exampleReport(), options);
   assert.match(html, /<strong>rank 2 on gpu-node-a<\/strong> started it: CUDA out of memory/);
-  assert.match(html, /Competing hypotheses/);
+  assert.match(html, /Other hypotheses/);
   assert.match(html, /Collateral \(52\)/);
   assert.match(html, /<svg class="timeline"/);
   assert.match(html, /data-line="32"/);
@@ -52,4 +52,26 @@ test("undetermined and clean reports say so", () => {
 
 test("headline: who started it and what it caused", () => {
   assert.equal(headline(exampleReport()), "rank 2 on gpu-node-a: CUDA out of memory on one rank caused Collective operation timed out (NCCL watchdog / gloo) (+1 more)");
+});
+
+test("the page reads in the order people act: verdict, fix, commands, evidence, hypotheses, timeline, lines", () => {
+  const html = renderReport(exampleReport(), options);
+  const order = ["started it:", "<h2>Fix</h2>", "<h2>Verify</h2>", "<h2>Evidence for</h2>", "<h2>Other hypotheses</h2>",
+    "<h2>Timeline</h2>", "<h2>First failure</h2>", "<h2>Collateral (52)</h2>"].map((h) => html.indexOf(h));
+  assert.ok(order.every((i) => i > 0), `missing a section: ${order}`);
+  assert.deepEqual(order, [...order].sort((a, b) => a - b));
+});
+
+test("collateral is grouped per message and folded, with its count and ranks", () => {
+  const html = renderReport(exampleReport(), options);
+  const groups = html.match(/<details class="group">/g) ?? [];
+  assert.ok(groups.length >= 2 && groups.length < 20, `${groups.length} groups`);
+  assert.match(html, /Watchdog caught collective operation timeout.*— 7 lines on ranks 0, 1, 3, 4, 5, 6, 7/);
+  assert.doesNotMatch(html, /word-break: break-all/);
+});
+
+test("a template drops who printed the line and masks numbers", () => {
+  assert.equal(template("[rank5]:[E ProcessGroupNCCL.cpp:616] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12"),
+    template("[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12"));
+  assert.equal(template("(VllmWorker rank=1 pid=2445156) ERROR x 3"), "ERROR x N");
 });
