@@ -68,6 +68,19 @@ def test_per_rank_files_missing_rank_is_said(engine, tmp_path):
     assert report.diagnoses[0].initiator.rank == 1
 
 
+def test_a_silent_ranks_location_is_its_own_last_line(engine, tmp_path):
+    """One file per rank (as torchrun --log-dir writes them): the rank that stopped responding is located at the
+    last line of its own file, not at the launcher's summary about it."""
+    source = (REALRUN / "rank-hangs.log").read_text().splitlines()
+    for rank in range(4):
+        mine = [line for line in source if line.startswith((f"[rank{rank}]:", f"rank {rank} "))]
+        (tmp_path / f"rank{rank}.log").write_text("\n".join(mine) + "\n")
+    d = engine.analyze_paths(sorted(tmp_path.glob("rank*.log"))).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.silent_rank) == ("collective-timeout", 1, 1)
+    assert d.initiator.path.endswith("rank1.log") and d.initiator.text == "rank 1 step 2 ok sum=256"
+    assert d.initiator.line == 3 and any(e.startswith("rank 1 was last seen on line 3: ") for e in d.evidence_for)
+
+
 def test_glued_lines_are_attributed_to_the_right_rank(engine):
     text = ("[rank0]: step 9 ok[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
             "GPU 3 has a total capacity of 79.15 GiB of which 1.12 GiB is free.\n")
@@ -219,3 +232,17 @@ def test_a_launcher_naming_the_failing_process_lends_its_rank(engine):
     ]
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (d.id, d.initiator.line, d.initiator.rank) == ("invalid-device-ordinal", 1, 1)
+
+
+def test_last_seen_finds_a_ranks_last_prefixed_line_in_an_interleaved_log():
+    from firstfault.context import Source
+    from firstfault.engine import text_input
+    from firstfault.lastline import last_seen
+
+    text = (REALRUN / "rank-raises.log").read_text()
+    lines = text.splitlines()
+    want = max(i for i, line in enumerate(lines) if line.startswith("[rank3]:")) + 1
+    item = text_input(text, "rank-raises.log")
+    seen = last_seen(3, [(item.chunks, item.size)], [Source()])
+    assert (seen.input_index, seen.line, seen.text) == (0, want, lines[want - 1])
+    assert last_seen(9, [(item.chunks, item.size)], [Source()]) is None

@@ -225,6 +225,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     confidence = 0.6 if top.strength() == 0 else 0.4
     odd = odd_rank_out(top)
     shared = False
+    silent_rank = None
     reread, headline = top.reread
     if reread:
         evidence_for.append(reread)
@@ -256,7 +257,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         headline = f"rank {rank} failed first with an error of its own; {said} the consequence"
         confidence = 0.5 if len(erring) == 1 else 0.4
     elif silent:
-        rank = silent[0]
+        rank = silent_rank = silent[0]
         initiator = _silent_location(rank, events)
         reporting = top.ranks()
         evidence_for.append(f"{len(reporting)} rank(s) ({rank_ranges(sorted(reporting))}) report "
@@ -266,7 +267,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
                     "timed out waiting for it")
         confidence = 0.55 if len(silent) == 1 else 0.4
     elif departed:
-        rank = departed[0]
+        rank = silent_rank = departed[0]
         initiator = _silent_location(rank, events)
         codes = exit_statuses(events)
         how = f"signal {-codes[rank]}" if codes[rank] < 0 else f"status {codes[rank]}"
@@ -382,6 +383,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         undetermined=undetermined,
         possible=possible,
         headline=headline,
+        silent_rank=silent_rank,
         next_checks=top.reference.next_checks if undetermined or confidence < 0.5 else (),
         events=tuple(top.events),
         collateral_keys=frozenset((e.input_index, e.line) for e in collateral_events),
@@ -441,10 +443,14 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
 
 
 def _silent_location(rank: int, events: list[Event]) -> Location:
+    """Where a rank that stopped or left was last seen: its own last line, not the launcher's summary about it
+    (which only says how it ended); the summary when nothing else names the rank."""
     mine = sorted((e for e in events if e.source.rank == rank), key=event_key)
     host = next((e.source.host for e in mine if e.source.host), None)
-    if mine:
-        return attrs.evolve(Location.of(mine[0]), host=host, reference_id=None, pattern_id=None)
+    own = [e for e in mine if e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED]
+    if own or mine:
+        return attrs.evolve(Location.of((own or mine)[-1] if own else mine[0]), host=host, reference_id=None,
+                            pattern_id=None)
     return Location(rank, host, None, None, None)
 
 

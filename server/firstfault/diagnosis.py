@@ -113,6 +113,8 @@ class Diagnosis:
     # The reference's fix, or its advice for the framework the log shows (fix_framework: vllm, deepspeed).
     fix: tuple[str, ...] = attrs.field(default=attrs.Factory(lambda self: self.reference.fix, takes_self=True))
     fix_framework: str | None = None
+    # The rank that stopped responding or left, whose own last line is the place to look (see lastline.py).
+    silent_rank: int | None = None
 
     @property
     def id(self) -> str:

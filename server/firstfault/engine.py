@@ -10,7 +10,8 @@ import attrs
 from firstfault import __version__
 from firstfault.context import Source, source_from_path
 from firstfault.correlator import diagnose_attempt, split_attempts
-from firstfault.diagnosis import Attempt, InputInfo, Report
+from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
+from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
 from firstfault.matcher import Matcher, ScanResult
 from firstfault.reader import Chunk, file_size, iter_chunks, iter_text_chunks, looks_binary, open_input
@@ -70,6 +71,10 @@ class Engine:
         diagnoses, notes = ([], [])
         if attempts:
             diagnoses, notes = diagnose_attempt(attempts[-1], self.library.references, file_sources)
+        if diagnoses and (rank := diagnoses[0].silent_rank) is not None:
+            seen = last_seen(rank, [(i.chunks, i.size) for i in inputs], file_sources)
+            if seen is not None:
+                diagnoses[0] = _last_seen_at(diagnoses[0], seen, inputs[seen.input_index].name)
         history = [self._summarise(a, file_sources) for a in attempts[:-1]]
         current = [attrs.evolve(a, summary=_headline(diagnoses)) for a in attempts[-1:]]
         if history:
@@ -82,6 +87,17 @@ class Engine:
     def _summarise(self, attempt: Attempt, file_sources: list[Source]) -> Attempt:
         diagnoses, _ = diagnose_attempt(attempt, self.library.references, file_sources)
         return attrs.evolve(attempt, summary=_headline(diagnoses))
+
+
+def _last_seen_at(diagnosis: Diagnosis, seen: Seen, path: str) -> Diagnosis:
+    """The silent rank's own last line becomes the place the verdict points to."""
+    init = diagnosis.initiator
+    if init is None or (init.path, init.line) == (path, seen.line):
+        return diagnosis
+    located = attrs.evolve(init, path=path, line=seen.line, text=seen.text, col_start=0, col_end=len(seen.text),
+                           time=None)
+    return attrs.evolve(diagnosis, initiator=located, evidence_for=diagnosis.evidence_for + (
+        f"rank {diagnosis.silent_rank} was last seen on line {seen.line}: {clip(seen.text, 160)}",))
 
 
 def _headline(diagnoses: list) -> str:
