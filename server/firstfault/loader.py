@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from pathlib import Path
@@ -121,23 +122,31 @@ def _source_line(ref: Reference, key: str) -> int:
     return _line_of(ref.source.read_text(encoding="utf-8"), key) if ref.source else 0
 
 
+# Line numbers are looked up for every key of every pattern: split each file once (a 5,000-pattern file must
+# not cost a split per key).
+@functools.lru_cache(maxsize=4)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+@functools.lru_cache(maxsize=16)
+def _table_lines(text: str, table: str) -> list[int]:
+    return [i + 1 for i, line in enumerate(_lines(text)) if line.strip() == f"[[{table}]]"]
+
+
 def _line_of(text: str, key: str, after: int = 0) -> int:
     """1-based line of the first `key =` at or after line `after`; the file's first line if absent."""
-    lines = text.splitlines()
+    lines = _lines(text)
+    assignment = re.compile(rf"\s*{re.escape(key)}\s*=")
     for i in range(max(after - 1, 0), len(lines)):
-        if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
+        if assignment.match(lines[i]):
             return i + 1
     return max(after, 1)
 
 
 def _table_line(text: str, table: str, index: int) -> int:
-    count = -1
-    for i, line in enumerate(text.splitlines()):
-        if line.strip() == f"[[{table}]]":
-            count += 1
-            if count == index:
-                return i + 1
-    return 1
+    found = _table_lines(text, table)
+    return found[index] if index < len(found) else 1
 
 
 class _Checker:
@@ -154,18 +163,25 @@ class _Checker:
     def string(self, data: dict[str, Any], key: str, *, line_from: int = 0, required: bool = True,
                choices: tuple[str, ...] = ()) -> str:
         value = data.get(key)
-        line = _line_of(self.text, key, line_from)
         if value is None:
             if required:
                 self.fail(line_from or 1, f"missing '{key}'; add {key} = \"...\"")
             return ""
         if not isinstance(value, str) or not value.strip():
-            self.fail(line, f"'{key}' must be a non-empty string")
+            self.fail(_line_of(self.text, key, line_from), f"'{key}' must be a non-empty string")
             return ""
         if choices and value not in choices:
-            self.fail(line, f"'{key}' is '{value}'; write one of: {', '.join(choices)}")
+            self.fail(_line_of(self.text, key, line_from), f"'{key}' is '{value}'; write one of: {', '.join(choices)}")
             return ""
         return value.strip()
+
+    def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        """An array of tables ([[key]]); anything else is reported and yields nothing."""
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            self.fail(_line_of(self.text, key), f"'{key}' must be an array of tables: write [[{key}]] sections")
+            return []
+        return value
 
     def strings(self, data: dict[str, Any], key: str, *, line_from: int = 0) -> tuple[str, ...]:
         value = data.get(key, [])
@@ -179,6 +195,22 @@ class _Checker:
 
 
 def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
+    """One file; whatever is wrong with it (a user's pack is untrusted input) is a LoadError, never an
+    exception that would take the other files down."""
+    try:
+        return _load_reference(path)
+    except RecursionError:
+        return None, [LoadError(path, 0, "nested too deeply (arrays, tables or regex groups); flatten it")]
+    except Exception as exc:  # noqa: BLE001 - a defect in a check must not drop the rest of the library
+        return None, [LoadError(path, 0, f"could not be loaded ({type(exc).__name__}: {exc})")]
+
+
+def _load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
+    if not path.is_file():
+        return None, [LoadError(path, 0, "not a regular file; a signature file is a .toml text file")]
+    if path.stat().st_size > MAX_SIGNATURE_BYTES:
+        return None, [LoadError(path, 0, f"larger than {MAX_SIGNATURE_BYTES // 2**20} MiB; split it into one "
+                                         "file per reference")]
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -208,6 +240,9 @@ def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
             check.fail(_line_of(text, "requires"), f"'requires' names pattern '{pid}', which this file "
                        f"does not define; write one of: {', '.join(sorted(pattern_ids))}")
     tests = data.get("tests", {})
+    if not isinstance(tests, dict):
+        check.fail(_line_of(text, "tests"), "'tests' must be a table: [tests] with samples = [...]")
+        tests = {}
     samples = []
     for sample in tests.get("samples", []) if isinstance(tests, dict) else []:
         if not isinstance(sample, dict) or not sample.get("path"):
@@ -256,11 +291,7 @@ def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
 def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Pattern]:
     patterns = []
     seen = set()
-    raw = data.get("patterns", [])
-    if not isinstance(raw, list):
-        check.fail(_line_of(check.text, "patterns"), "'patterns' must be an array of tables: [[patterns]]")
-        return []
-    for index, item in enumerate(raw):
+    for index, item in enumerate(check.tables(data, "patterns")):
         at = _table_line(check.text, "patterns", index)
         pid = check.string(item, "id", line_from=at)
         if pid in seen:
@@ -277,9 +308,12 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Patter
         regex = None
         try:
             regex = re.compile(source)
-        except re.error as exc:
+        except (re.error, OverflowError) as exc:
             check.fail(_line_of(check.text, "regex", at), f"regex of pattern '{pid}' does not compile "
                        f"({exc}); escape literal brackets, dots and parentheses with a backslash")
+        except RecursionError:
+            check.fail(_line_of(check.text, "regex", at), f"regex of pattern '{pid}' is nested too deeply to "
+                       "compile; flatten its groups")
         role = check.string(item, "role", line_from=at, choices=ROLES)
         emitter = check.string(item, "emitter", line_from=at, choices=EMITTERS)
         match = check.strings(item, "match", line_from=at)
@@ -301,6 +335,7 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Patter
 # Pastes are cut (a wrapped terminal, an excerpt's edge, "..."): a line cut this far after its literal must still
 # match, unless the pattern says why its tail decides (`tail = "..."`).
 CUT_AFTER_LITERAL = 15
+MAX_SIGNATURE_BYTES = 4 * 2**20  # the largest built-in file is ~40 KB
 
 
 def _check_cut_lines(check: _Checker, at: int, pid: str, literals: tuple[str, ...], regex: re.Pattern[str],
@@ -361,7 +396,7 @@ def _shell_script(argv: list[str] | tuple[str, ...]) -> str | None:
 def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) -> list[Command]:
     groups = {name for p in patterns for name in p.regex.groupindex}
     commands = []
-    for index, item in enumerate(data.get("verify", [])):
+    for index, item in enumerate(check.tables(data, "verify")):
         at = _table_line(check.text, "verify", index)
         title = check.string(item, "title", line_from=at)
         argv = check.strings(item, "argv", line_from=at)
