@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from conftest import REALRUN
+
 from firstfault.cli import main
 from firstfault.numbers import MAX_WORLD, bounded
 
@@ -107,3 +109,68 @@ def test_a_user_pack_of_5000_patterns_loads(tmp_path):
                                                          for i in range(5000)))
     ref, errors = load_reference(tmp_path / "big.toml")
     assert ref is not None and len(ref.patterns) == 5000, errors[:3]
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda d: "/dev/zero", "a device or socket"),
+    (lambda d: _loop(d), "a loop of symbolic links"),
+    (lambda d: _dangling(d), "a symbolic link to nothing"),
+    (lambda d: str(d), "is a directory"),
+    (lambda d: str(d / "missing.log"), "no such file"),
+], ids=["device", "symlink-loop", "dangling-symlink", "directory", "missing"])
+def test_inputs_that_are_not_log_files_get_exit_2_and_one_line(capsys, tmp_path, make, words):
+    code = main(["diagnose", make(tmp_path)])
+    _, err = capsys.readouterr()
+    assert code == 2 and words in err and err.count("\n") == 1
+
+
+def _loop(d):
+    (d / "a.log").symlink_to(d / "b.log")
+    (d / "b.log").symlink_to(d / "a.log")
+    return str(d / "a.log")
+
+
+def _dangling(d):
+    (d / "gone.log").symlink_to(d / "nowhere.log")
+    return str(d / "gone.log")
+
+
+def test_a_fifo_is_read_like_stdin(capsys, tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    text = (REALRUN / "rank-raises.log").read_text()
+    writer = threading.Thread(target=lambda: fifo.write_text(text))
+    writer.start()
+    code = main(["diagnose", "--brief", str(fifo)])
+    writer.join()
+    assert code == 1 and capsys.readouterr().out.startswith("first failure: Python exception on one rank")
+
+
+@pytest.mark.parametrize("redirect, words", [(">&-", "standard output is closed"), ("<&-", "standard input is closed"),
+                                              ("> /dev/full", "cannot write the output")])
+def test_closed_or_full_standard_streams_get_exit_2(redirect, words):
+    import subprocess
+    import sys
+
+    target = "-" if redirect == "<&-" else "examples/oom-cascade/train.log"
+    shell = f"{sys.executable} -m firstfault diagnose {target} {redirect}"
+    run = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and words in run.stderr and "Traceback" not in run.stderr
+
+
+def test_an_internal_error_has_its_own_exit_code_and_one_line(capsys, monkeypatch):
+    from firstfault import engine
+
+    def broken(*_args, **_kwargs):
+        raise ZeroDivisionError("a defect")
+
+    monkeypatch.setattr(engine.Engine, "analyze_paths", broken)
+    code = main(["diagnose", "examples/oom-cascade/train.log"])
+    _, err = capsys.readouterr()
+    assert code == 3 and err.count("\n") == 1 and "internal error: ZeroDivisionError: a defect" in err
+    code = main(["--debug", "diagnose", "examples/oom-cascade/train.log"])
+    _, err = capsys.readouterr()
+    assert code == 3 and "Traceback (most recent call last)" in err

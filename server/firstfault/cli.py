@@ -21,7 +21,8 @@ from firstfault.render import (
     text_report,
 )
 
-EXIT_OK, EXIT_FAILURE_FOUND, EXIT_USAGE = 0, 1, 2
+# 0: no failure found; 1: a failure diagnosed; 2: usage, input or output error; 3: firstfault itself failed.
+EXIT_OK, EXIT_FAILURE_FOUND, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="firstfault", description="Find the line that started a "
                                      "distributed GPU job's failure, from its logs. Nothing leaves this machine.")
     parser.add_argument("--version", action="version", version=f"firstfault {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback when firstfault itself fails")
     parser.add_argument("--signatures", action="append", type=Path, default=[], metavar="DIR",
                         help="an extra directory of signature files (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -67,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed (>&-): there is nowhere to write a verdict
+        if sys.stderr is not None:
+            print("firstfault: standard output is closed; nothing can be written", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.command == "diagnose":
             return _diagnose(args)
@@ -89,7 +95,35 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and nothing to flush at exit either.
+        _silence_stdout()
         return EXIT_OK
+    except OSError as exc:
+        if exc.filename is None:  # writing the output failed: a full disk, a closed stdout
+            _silence_stdout()
+            print(f"firstfault: cannot write the output ({exc.strerror or exc})", file=sys.stderr)
+            return EXIT_USAGE
+        return _internal_error(exc, args.debug)
+    except Exception as exc:  # noqa: BLE001 - a crash must never look like a verdict (exit 1)
+        return _internal_error(exc, args.debug)
+
+
+def _internal_error(exc: BaseException, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    print(f"firstfault: internal error: {type(exc).__name__}: {str(exc)[:300]} (this is a firstfault bug; "
+          "--debug shows where)", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _library(extra: list[Path]):

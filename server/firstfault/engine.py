@@ -14,7 +14,7 @@ from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
 from firstfault.matcher import Matcher, ScanResult
-from firstfault.reader import Chunk, file_size, iter_chunks, iter_text_chunks, looks_binary, open_input
+from firstfault.reader import Chunk, file_size, is_stream, iter_chunks, iter_text_chunks, looks_binary, open_input
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -38,11 +38,13 @@ class Engine:
         """Read files ('-' for stdin, .gz transparently); raises reader.InputError for unreadable ones."""
         inputs = []
         for path in paths:
-            stdin = str(path) == "-"
             stream, name = open_input(path)  # fail now, before any work, on a missing or unreadable input
-            if not stdin:
+            if is_stream(path):
+                # stdin or a pipe: it can be read once only, so this stream is the one the scan reads
+                inputs.append(TextInput(name, _once(stream), 0))
+            else:
                 stream.close()
-            inputs.append(attrs.evolve(path_input(path), name=name))
+                inputs.append(attrs.evolve(path_input(path), name=name))
         return self.analyze(inputs, progress)
 
     def analyze_text(self, text: str, name: str = "<text>") -> Report:
@@ -111,8 +113,20 @@ def _headline(diagnoses: list) -> str:
 
 
 def path_input(path: str | Path) -> TextInput:
-    stdin = str(path) == "-"
-    return TextInput(str(path), _path_chunks(path), file_size(path), not stdin and looks_binary(path))
+    return TextInput(str(path), _path_chunks(path), file_size(path), not is_stream(path) and looks_binary(path))
+
+
+def _once(stream) -> Callable[[], Iterator[Chunk]]:
+    """Chunks of a stream that can be read once: a second call (the silent rank's last line) yields nothing."""
+    used = False
+
+    def chunks() -> Iterator[Chunk]:
+        nonlocal used
+        if used:
+            return
+        used = True
+        yield from iter_chunks(stream)
+    return chunks
 
 
 def text_input(text: str, name: str) -> TextInput:

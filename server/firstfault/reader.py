@@ -7,10 +7,12 @@ as in VS Code, so line numbers agree with the editor's.
 from __future__ import annotations
 
 import codecs
+import errno
 import gzip
 import io
 import os
 import re
+import stat
 import sys
 import zlib
 from pathlib import Path
@@ -81,12 +83,23 @@ def ascii_lower(text: str) -> str:
 def open_input(spec: str | Path) -> tuple[BinaryIO, str]:
     """Open a path, a .gz path or '-' (stdin) for binary reading; returns the stream and a display name."""
     if str(spec) == "-":
+        if sys.stdin is None:
+            raise InputError("standard input is closed; give a file, or pipe the log in")
         return sys.stdin.buffer, "<stdin>"
     path = Path(spec)
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{path}: a loop of symbolic links") from None
+        if path.is_symlink():
+            raise InputError(f"{path}: a symbolic link to nothing ({os.readlink(path)})") from None
+        raise InputError(f"{path}: {'no such file' if exc.errno == errno.ENOENT else exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a directory; give the log files in it (for example {path}/*.log)")
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        # /dev/zero would be read forever; a pipe (<(zcat x.gz), a FIFO) is read like stdin.
+        raise InputError(f"{path}: a device or socket, not a log file")
     try:
         raw = path.open("rb")
     except OSError as exc:
@@ -102,6 +115,16 @@ def _is_gzip(raw: BinaryIO) -> bool:
     except OSError:
         return False
     return magic == b"\x1f\x8b"
+
+
+def is_stream(spec: str | Path) -> bool:
+    """stdin, or a path that is a pipe (a FIFO, <(zcat x.gz)): readable once, from the start only."""
+    if str(spec) == "-":
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(spec).st_mode)
+    except OSError:
+        return False
 
 
 def file_size(spec: str | Path) -> int:
