@@ -174,3 +174,14 @@ def test_an_internal_error_has_its_own_exit_code_and_one_line(capsys, monkeypatc
     code = main(["--debug", "diagnose", "examples/oom-cascade/train.log"])
     _, err = capsys.readouterr()
     assert code == 3 and "Traceback (most recent call last)" in err
+
+
+def test_a_gzip_bomb_stops_with_an_input_error(capsys, tmp_path, monkeypatch):
+    from firstfault import reader
+
+    bomb = tmp_path / "bomb.log.gz"
+    bomb.write_bytes(gzip.compress(b"\0" * (8 * 2**20)))  # 8 MiB of NULs in ~8 KiB
+    monkeypatch.setattr(reader, "MIN_GZIP_LIMIT", 2**20)  # the real floor is 1 GiB; the ratio decides here
+    code = main(["diagnose", str(bomb)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "decompression bomb" in err and err.count("\n") == 1

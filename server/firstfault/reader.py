@@ -105,8 +105,40 @@ def open_input(spec: str | Path) -> tuple[BinaryIO, str]:
     except OSError as exc:
         raise InputError(f"{path}: cannot open ({exc.strerror or exc})") from None
     if _is_gzip(raw):
-        return gzip.GzipFile(fileobj=raw), str(path)  # type: ignore[return-value]
+        return _BombGuard(gzip.GzipFile(fileobj=raw), path), str(path)  # type: ignore[return-value]
     return raw, str(path)
+
+
+# Logs compress 10-100x; past this ratio (and this size) a .gz is a decompression bomb, not a log.
+MAX_GZIP_RATIO = 1000
+MIN_GZIP_LIMIT = 2**30
+
+
+class _BombGuard(io.RawIOBase):
+    """A .gz stream that stops with an input error once it has expanded past MAX_GZIP_RATIO x its size."""
+
+    def __init__(self, stream: gzip.GzipFile, path: Path):
+        self.stream, self.path = stream, path
+        self.limit = max(MIN_GZIP_LIMIT, MAX_GZIP_RATIO * max(path.stat().st_size, 1))
+        self.done = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        self.done += len(data)
+        if self.done > self.limit:
+            raise InputError(f"{self.path}: expands past {self.limit // 2**20:,} MiB ({MAX_GZIP_RATIO}x its size); "
+                             "a decompression bomb, not a log")
+        return data
+
+    def peek(self, size: int = 0) -> bytes:
+        return self.stream.peek(size)
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()
 
 
 def _is_gzip(raw: BinaryIO) -> bool:
