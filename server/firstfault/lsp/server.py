@@ -9,6 +9,7 @@ import asyncio
 from array import array
 import functools
 import re
+import sys
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -601,10 +602,21 @@ def _first(args: tuple) -> Any:
 
 
 def main(tcp: str | None = None) -> int:
+    from firstfault.lsp import transport
+
     server = build()
     if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        host, port = tcp_address(tcp)
+        transport.start_tcp(server, host, port, lambda where: print(f"firstfault lsp: listening on {where}",
+                                                                   file=sys.stderr, flush=True))
     else:
-        server.start_io()
+        transport.start_io(server)
     return 0
+
+
+def tcp_address(spec: str) -> tuple[str, int]:
+    """'HOST:PORT' or 'PORT' (loopback); anything else is an input error, not a traceback."""
+    host, _, port = spec.rpartition(":")
+    if not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"--tcp {spec!r}: give HOST:PORT or PORT, with a port from 1 to 65535")
+    return host or "127.0.0.1", int(port)

@@ -1,0 +1,122 @@
+"""Malformed LSP traffic (issue 15, item 10): every request gets a response, a wrong Content-Length costs one
+message and not the stream, and the TCP server outlives a bad connection. Raw JSON-RPC over pipes and sockets,
+since pytest-lsp's client only sends well-formed messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+SERVER = [sys.executable, "-m", "firstfault", "lsp"]
+
+
+def frame(obj: dict, length_delta: int = 0) -> bytes:
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % (len(body) + length_delta) + body
+
+
+def request(msg_id: int, method: str, params: object) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+
+
+HOVER = {"textDocument": {"uri": "file:///nothing.log"}, "position": {"line": 0, "character": 0}}
+
+
+class Responses:
+    """Reads framed messages from a file descriptor until the one wanted arrives (a guard timeout, not a check)."""
+
+    def __init__(self, fd: int):
+        self.fd, self.buffer = fd, b""
+
+    def until(self, wanted, timeout: float = 60) -> dict:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            while b"\r\n\r\n" in self.buffer:
+                head, rest = self.buffer.split(b"\r\n\r\n", 1)
+                length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                if len(rest) < length:
+                    break
+                message, self.buffer = json.loads(rest[:length]), rest[length:]
+                if wanted(message):
+                    return message
+            if select.select([self.fd], [], [], 0.2)[0]:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    break
+                self.buffer += chunk
+        raise AssertionError("no such message from the server")
+
+
+@pytest.fixture
+def server():
+    process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               cwd=ROOT)
+    process.stdin.write(frame(request(1, "initialize", {"capabilities": {}})))
+    process.stdin.flush()
+    responses = Responses(process.stdout.fileno())
+    responses.until(lambda m: m.get("id") == 1)
+    yield process, responses
+    process.kill()
+    process.wait()
+
+
+def send(process, data: bytes) -> None:
+    process.stdin.write(data)
+    process.stdin.flush()
+
+
+def test_a_request_with_params_that_do_not_fit_gets_an_error_response(server):
+    process, responses = server
+    send(process, frame(request(2, "textDocument/hover", {"textDocument": {"uri": "file:///x.log"}, "position": "x"})))
+    assert responses.until(lambda m: m.get("id") == 2)["error"]["code"] == -32602
+    send(process, frame(request(3, "textDocument/hover", HOVER)))
+    assert responses.until(lambda m: m.get("id") == 3) == {"id": 3, "jsonrpc": "2.0", "result": None}
+
+
+def test_a_short_content_length_costs_one_message_not_the_stream(server):
+    process, responses = server
+    send(process, frame(request(4, "textDocument/hover", HOVER), length_delta=-10))
+    assert responses.until(lambda m: "error" in m)["error"]["code"] == -32700
+    send(process, frame(request(5, "textDocument/hover", HOVER)))
+    assert responses.until(lambda m: m.get("id") == 5)["result"] is None
+
+
+def test_a_body_that_is_not_json_gets_a_parse_error_and_the_next_request_an_answer(server):
+    process, responses = server
+    send(process, b"Content-Length: 9\r\n\r\nnot json!")
+    assert responses.until(lambda m: "error" in m)["error"]["code"] == -32700
+    send(process, frame(request(6, "textDocument/hover", HOVER)))
+    assert responses.until(lambda m: m.get("id") == 6)["result"] is None
+
+
+def test_tcp_rejects_a_bad_address_with_one_line():
+    run = subprocess.run([*SERVER, "--tcp", "abc"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+def test_tcp_serves_the_next_client_after_a_garbage_connection():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([*SERVER, "--tcp", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert b"listening on" in process.stderr.readline()
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as garbage:
+            garbage.sendall(b"\x00\xffGET / HTTP/1.1\r\n\r\nContent-Length: 3\r\n\r\n{{{")
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(frame(request(1, "initialize", {"capabilities": {}})))
+            assert "capabilities" in Responses(client.fileno()).until(lambda m: m.get("id") == 1)["result"]
+        assert process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
