@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-python test-client package setup bench
+.PHONY: demo test test-python test-client package setup bench fuzz
 
 $(BIN)/firstfault: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,7 @@ package: node_modules/.package-lock.json
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+# The property-based tests with thousands of examples each (make test runs a few dozen).
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_fuzz.py

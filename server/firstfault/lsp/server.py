@@ -34,6 +34,7 @@ from firstfault.hovertext import line_markdown
 from firstfault.knowledge import Knowledge, render_entry
 from firstfault.loader import builtin_dir, load_library
 from firstfault.lsp import convert
+from firstfault.lsp.document import use_editor_lines
 from firstfault.lsp.settings import Settings, parse
 from firstfault.reader import InputError
 from firstfault.render import markdown_report
@@ -503,6 +504,7 @@ def build() -> FirstfaultServer:
     @server.feature(types.INITIALIZE)
     @safe()
     def initialize(params: types.InitializeParams) -> None:
+        use_editor_lines(server.workspace)
         server.declare_client_commands(params.initialization_options)
         server.apply_settings(params.initialization_options)
 

@@ -1,0 +1,49 @@
+"""The server's copy of a document stays the editor's (issue 15, item 8): lines end only at \\n, \\r\\n and \\r, as in
+VS Code, even when a log holds U+2028, U+0085 or a form feed; incremental edits land where the editor made them."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+from pygls.workspace import Workspace
+
+from firstfault.lsp.document import LogDocument, editor_lines, use_editor_lines
+
+
+def edit(start: tuple[int, int], end: tuple[int, int], text: str) -> types.TextDocumentContentChangePartial:
+    return types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(*start), types.Position(*end)), text=text)
+
+
+def document(source: str) -> LogDocument:
+    workspace = Workspace(None, sync_kind=types.TextDocumentSyncKind.Incremental)
+    use_editor_lines(workspace)
+    workspace.put_text_document(types.TextDocumentItem("file:///x.log", "log", 1, source))
+    doc = workspace.get_text_document("file:///x.log")
+    assert isinstance(doc, LogDocument)
+    return doc
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085", "\x0c", "\x1c", "\x0b"])
+def test_only_newlines_end_a_line(separator):
+    source = f"[rank0]: step 1{separator}loss 2.0\n[rank1]: NCCL WARN x\r\nlast"
+    assert editor_lines(source) == (f"[rank0]: step 1{separator}loss 2.0\n", "[rank1]: NCCL WARN x\r\n", "last")
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u0085", "\x0c"])
+def test_an_edit_after_a_separator_lands_where_the_editor_made_it(separator):
+    doc = document(f"a{separator}b\nsecond line\nthird")
+    doc.apply_change(edit((1, 0), (1, 6), "2nd"))  # VS Code's line 1 is "second line"
+    assert doc.source == f"a{separator}b\n2nd line\nthird"
+    doc.apply_change(edit((0, 1), (0, 2), ""))  # delete the separator itself
+    assert doc.source == "ab\n2nd line\nthird"
+
+
+def test_edits_at_the_end_across_lines_and_with_astral_characters():
+    doc = document("x = \U0001f600 y\r\nz\r")
+    doc.apply_change(edit((0, 7), (0, 8), "Y"))  # UTF-16: the emoji is two units
+    assert doc.source == "x = \U0001f600 Y\r\nz\r"
+    doc.apply_change(edit((0, 4), (1, 1), ""))
+    assert doc.source == "x = \r"
+    doc.apply_change(edit((1, 0), (1, 0), "appended\n"))
+    assert doc.source == "x = \rappended\n"
