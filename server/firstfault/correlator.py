@@ -396,7 +396,7 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
     if h.tier > top.tier or (h.tier == top.tier and not (h.ranks() - top.ranks())):
         confidence = 0.1
         against = (f"explained as collateral of {top.reference.title}"
-                   + (f" on rank {verdict.initiator.rank}" if verdict.initiator and verdict.initiator.rank
+                   + (f" (rank {verdict.initiator.rank})" if verdict.initiator and verdict.initiator.rank
                       is not None else ""),)
     else:
         confidence = max(0.05, verdict.confidence - 0.25)

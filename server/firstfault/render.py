@@ -130,11 +130,30 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
             out.append(f"  > {clip(d.initiator.text, 300)}")
     out.append("")
     out.append(f"  {ref.summary}")
+    # What to do comes first, then why, then where: the order a person acts on a verdict in.
+    if d.fix:
+        out.append("")
+        out.append(style.bold(f"  Fix{_for_framework(d)}"))
+        out += [f"    - {f}" for f in d.fix]
+    if d.next_checks:
+        out.append("")
+        out.append(style.bold("  Check next"))
+        out += [f"    - {c}" for c in d.next_checks]
+    if d.verify:
+        out.append("")
+        out.append(style.bold("  Verify"))
+        for cmd in d.verify:
+            out.append(f"    {cmd.title}:")
+            out.append(f"      $ {cmd.command}" + ("" if cmd.complete else style.dim("   (fill in <...>)")))
     if d.evidence_for or d.evidence_against:
         out.append("")
         out.append(style.bold("  Evidence"))
         out += [f"    + {e}" for e in d.evidence_for]
         out += [f"    - {e}" for e in d.evidence_against]
+    if d.unexplained:
+        out.append("")
+        out.append(style.bold("  Error lines no reference explains"))
+        out += [style.dim(f"    {u}") for u in d.unexplained]
     if d.collateral_total:
         out.append("")
         out.append(style.bold(f"  Collateral: {d.collateral_total} line(s){_ranks_of(d.collateral)}"))
@@ -142,24 +161,6 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
             out.append(style.dim(f"    {where(loc)}: {clip(loc.text or '', 140)}"))
         if d.collateral_total > SHOWN_COLLATERAL:
             out.append(style.dim(f"    … {d.collateral_total - SHOWN_COLLATERAL} more (--format json lists them)"))
-    if d.unexplained:
-        out.append("")
-        out.append(style.bold("  Error lines no reference explains"))
-        out += [style.dim(f"    {u}") for u in d.unexplained]
-    if d.next_checks:
-        out.append("")
-        out.append(style.bold("  Check next"))
-        out += [f"    - {c}" for c in d.next_checks]
-    if d.fix:
-        out.append("")
-        out.append(style.bold(f"  Fix{_for_framework(d)}"))
-        out += [f"    - {f}" for f in d.fix]
-    if d.verify:
-        out.append("")
-        out.append(style.bold("  Verify"))
-        for cmd in d.verify:
-            out.append(f"    {cmd.title}:")
-            out.append(f"      $ {cmd.command}" + ("" if cmd.complete else style.dim("   (fill in <...>)")))
     return out
 
 
@@ -195,10 +196,20 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
         out.append(f"**{where(d.initiator)}**")
         if d.initiator.text:
             out += ["", "```", clip(d.initiator.text, 500), "```"]
-    out += ["", ref.summary, "", f"**Mechanism.** {ref.mechanism}"]
+    out += ["", ref.summary]
+    if d.fix:
+        out += ["", f"**Fix{_for_framework(d)}**", ""] + [f"- {f}" for f in d.fix]
+    if d.next_checks:
+        out += ["", "**Check next**", ""] + [f"- {c}" for c in d.next_checks]
+    if d.verify:
+        out += ["", "**Verify**", ""]
+        for cmd in d.verify:
+            out += [f"- {cmd.title}", "", "  ```sh", f"  {cmd.command}", "  ```"]
     if d.evidence_for or d.evidence_against:
         out += ["", "**Evidence**", ""]
         out += [f"- ✔ {e}" for e in d.evidence_for] + [f"- ✘ {e}" for e in d.evidence_against]
+    if d.unexplained:
+        out += ["", "**Error lines no reference explains**", ""] + [f"- `{u}`" for u in d.unexplained]
     if d.collateral_total:
         out += ["", f"<details><summary>Collateral: {d.collateral_total} line(s){_ranks_of(d.collateral)}</summary>",
                 ""]
@@ -206,16 +217,7 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
         if d.collateral_total > SHOWN_COLLATERAL:
             out.append(f"- … {d.collateral_total - SHOWN_COLLATERAL} more (`--format json` lists them)")
         out += ["", "</details>"]
-    if d.unexplained:
-        out += ["", "**Error lines no reference explains**", ""] + [f"- `{u}`" for u in d.unexplained]
-    if d.next_checks:
-        out += ["", "**Check next**", ""] + [f"- {c}" for c in d.next_checks]
-    if d.fix:
-        out += ["", f"**Fix{_for_framework(d)}**", ""] + [f"- {f}" for f in d.fix]
-    if d.verify:
-        out += ["", "**Verify**", ""]
-        for cmd in d.verify:
-            out += [f"- {cmd.title}", "", "  ```sh", f"  {cmd.command}", "  ```"]
+    out += ["", f"**Mechanism.** {ref.mechanism}"]
     return out
 
 
