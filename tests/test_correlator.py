@@ -246,3 +246,23 @@ def test_last_seen_finds_a_ranks_last_prefixed_line_in_an_interleaved_log():
     seen = last_seen(3, [(item.chunks, item.size)], [Source()])
     assert (seen.input_index, seen.line, seen.text) == (0, want, lines[want - 1])
     assert last_seen(9, [(item.chunks, item.size)], [Source()]) is None
+
+
+def test_a_rank_below_the_highest_that_never_reports_is_the_silent_one(engine):
+    # InternLM/xtuner#768, as pasted: ranks 1-3 time out in the first collective while rank 0 (mapping the
+    # dataset for hours) prints nothing; the log names no world size.
+    paste = [
+        "06/14 09:11:55 - mmengine - INFO - xtuner_dataset_timeout = 2:00:00",
+        "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800584 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800605 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800608 milliseconds before timing out.",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 0, False)
+    assert d.headline.startswith("rank 0 stopped responding")
+    # Two ranks reporting are too few to tell a silent rank from a gap in the paste.
+    two = engine.analyze_text("\n".join(paste[:1] + paste[2:])).diagnoses[0]
+    assert two.undetermined and two.initiator is None

@@ -188,7 +188,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     if (mismatch := different_ops_at_one_seq(top)) and MISMATCH in references:
         # Timeouts that disagree on what collective one sequence number is: the ranks took different paths.
         top = hypotheses[0] = Hypothesis(references[MISMATCH], top.events, mismatch)
-    diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns)]
+    diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns, world is not None)]
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
     diagnoses.sort(key=lambda d: -d.confidence)
@@ -216,7 +216,7 @@ def _hypotheses(events: list[Event], references: dict[str, Reference]) -> list[H
 
 
 def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event], ranks: set[int],
-             present: set[str]) -> Diagnosis:
+             present: set[str], world_known: bool = False) -> Diagnosis:
     failures = top.failures()
     evidence_for: list[str] = []
     evidence_against: list[str] = []
@@ -235,7 +235,12 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
     consequence = all(e.cause_absent for e in failures)
     erring = erring_ranks(top, events) if waits or lost or consequence else []
-    silent = silent_ranks(top, events, ranks) if waits and not erring else []
+    # Ranks are numbered densely from 0: with no world size in the log, one below the highest that says nothing
+    # while at least three others report the timeout is as missing as one the world size names (rank 0 busy
+    # preparing data while 1-3 time out is the classic). With fewer, a gap in a pasted excerpt is as likely.
+    dense = not world_known and len(top.ranks()) >= 3
+    expected = ranks | set(range(max(ranks, default=-1) + 1)) if dense else ranks
+    silent = silent_ranks(top, events, expected) if waits and not erring else []
     departed = departed_ranks(top, events) if lost and not erring else []
     if odd is not None:
         culprits, detail, headline = odd
