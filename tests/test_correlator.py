@@ -266,3 +266,13 @@ def test_a_rank_below_the_highest_that_never_reports_is_the_silent_one(engine):
     # Two ranks reporting are too few to tell a silent rank from a gap in the paste.
     two = engine.analyze_text("\n".join(paste[:1] + paste[2:])).diagnoses[0]
     assert two.undetermined and two.initiator is None
+
+
+def test_srun_lists_only_the_tasks_that_died_so_the_first_is_named_not_a_shared_cause(engine):
+    # vwxyzjn/cleanba#5, as pasted: srun prints a line per task that ended, earliest first.
+    paste = ["srun: error: ip-26-0-141-178: task 15: Segmentation fault",
+             "srun: error: ip-26-0-141-217: task 16: Segmentation fault",
+             "srun: error: ip-26-0-141-217: task 17: Segmentation fault"]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.line) == ("srun-task-exited", 15, 1)
+    assert not any("a cause they share" in e for e in d.evidence_for)

@@ -33,7 +33,10 @@ WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
 MISMATCH = "mismatched-collectives"
 CONTINUATION_LINES = 2  # how far a wrapped exception message goes on below its first line
-REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result code whose reason is another line
+REASON_ELSEWHERE = "reason-elsewhere"
+# Tag of references whose lines a launcher prints only for the tasks that ended (srun's "task N: ..."): that every
+# rank in them failed says nothing of the ranks that did not, so it is no cause they all share.
+FAILED_ONLY = "lists-failed-tasks"  # tag of references that report a result code whose reason is another line
 
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
@@ -303,7 +306,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
                             f"{clip(first.text, 160)}")
         confidence = 0.7
-    elif shared := (len(ranks) > 1 and top.ranks() >= ranks):
+    elif shared := (len(ranks) > 1 and top.ranks() >= ranks and FAILED_ONLY not in top.reference.tags):
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
         # jump to, but name no rank as the one that started it.
         first = failures[0]
