@@ -97,6 +97,23 @@ def test_captured_values_are_validated_before_they_reach_a_command(value, expect
     assert (cmd.argv, cmd.complete) == (expected, complete)
 
 
+@pytest.mark.parametrize("name, value, ok", [
+    ("host", "gpu-node-a", True), ("host", "ip-10-0-142-242.ec2.internal", True), ("host", "10.0.1.75", True),
+    ("host", "fe80::1", True), ("host", "ssh://user@host:22", False), ("host", "user@host", False),
+    ("host", "../../etc", False), ("host", "/etc/shadow", False), ("host", "-oProxyCommand=x", False),
+    ("host", "hôte", False), ("peer", "a" * 64, False), ("node_ip", "gpu-node-a", False),
+    ("port", "29500", True), ("port", "０１２３", False), ("port", "٢٩٥٠٠", False), ("port", "70000", False),
+    ("port", "0", False), ("jobid", "123456", True), ("jobid", "123_4", True), ("jobid", "12;rm", False),
+    ("iface", "eth0", True), ("iface", "bond0.100", True), ("iface", "ｅｔｈ０", False),
+    ("iface", "averyveryverylongname", False), ("hca", "mlx5_bond_0", True), ("hca", "mlx5/0", False),
+    ("path", "/sys/class/pci_bus/0000:21/../../0000:21:00.0", False), ("path", "/sys/bus/pci/devices", True),
+], ids=lambda v: repr(v)[:24] if isinstance(v, str) else str(v))
+def test_each_captured_value_is_checked_by_its_kind(name, value, ok):
+    from firstfault.commands import valid
+
+    assert valid(name, value) is ok
+
+
 def test_a_part_left_to_the_user_makes_the_command_incomplete():
     cmd = fill(Command("t", ("sacct", "-j", "<jobid>", "--format=JobID,State")), {})
     assert not cmd.complete and cmd.argv[2] == "<jobid>"
