@@ -185,3 +185,24 @@ def test_a_gzip_bomb_stops_with_an_input_error(capsys, tmp_path, monkeypatch):
     code = main(["diagnose", str(bomb)])
     _, err = capsys.readouterr()
     assert code == 2 and "decompression bomb" in err and err.count("\n") == 1
+
+
+def test_a_user_regex_that_backtracks_is_switched_off_with_a_note_and_the_scan_goes_on(tmp_path, capsys):
+    """Issue 15, item 6: `(a|aa)+$` on 30 'a's and a '!' backtracks for seconds to hours under Python's re. A user's
+    pack runs under a time budget per search (userregex.py): the pattern is switched off, the note names its file
+    and line, and the built-ins still diagnose."""
+    def slow(source: str) -> str:
+        block = ('[[patterns]]\nid = "slow-one"\nliterals = ["Segmentation fault"]\n'
+                 "regex = 'Segmentation fault (a|aa)+$'\ntail = \"a test of the time budget\"\nrole = \"cause\"\n"
+                 'emitter = "other"\nmatch = ["Segmentation fault aa"]\nnear_miss = ["Segmentation fault"]\n\n')
+        at = source.index("[[patterns]]")
+        return source[:at] + block + source[at:]
+
+    (tmp_path / "pack").mkdir()
+    _pack(tmp_path / "pack", "slow", slow)
+    log = tmp_path / "x.log"
+    log.write_text("Segmentation fault " + "a" * 30 + "!\n" + (REALRUN / "rank-segfault.log").read_text())
+    code = main(["--signatures", str(tmp_path / "pack"), "diagnose", str(log)])
+    out, _ = capsys.readouterr()
+    assert code == 1 and out.startswith("FIRST FAILURE  Segmentation fault in one rank")
+    assert "slow.toml:" in out and "pattern 'slow-one' took longer than" in out and "switched off" in out

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Puts the server and every Python library it needs into bundled/libs for one VS Code target, so the
-# extension runs on any Python 3.11-3.13 without touching the user's environment. pyahocorasick is
-# compiled: its wheel for each Python version lands beside the others (the .so names carry the ABI tag).
+# extension runs on any Python 3.11-3.13 without touching the user's environment. pyahocorasick and regex are
+# compiled: their builds for each Python version land beside the others (the .so names carry the ABI tag).
 #   bundle-python.sh linux-x64|linux-arm64|darwin-arm64|darwin-x64|win32-x64
 set -euo pipefail
 TARGET=${1:?usage: bundle-python.sh TARGET}
@@ -27,11 +27,13 @@ rm -rf bundled && mkdir -p "$DEST"
 pip install --target "$DEST" --only-binary=:all: --implementation cp --python-version "${VERSIONS[0]}" \
   "${platform_args[@]}" "$work"/wheel/firstfault-*.whl
 aho=$(ls -d "$DEST"/pyahocorasick-*.dist-info | sed -E 's/.*pyahocorasick-(.*)\.dist-info/\1/')
+re_version=$(ls -d "$DEST"/regex-*.dist-info | sed -E 's/.*regex-(.*)\.dist-info/\1/')
 for version in "${VERSIONS[@]:1}"; do
   pip install --target "$work/$version" --no-deps --only-binary=:all: --implementation cp --python-version "$version" \
-    "${platform_args[@]}" "pyahocorasick==$aho"
+    "${platform_args[@]}" "pyahocorasick==$aho" "regex==$re_version"
   cp "$work/$version"/ahocorasick*.so "$work/$version"/ahocorasick*.pyd "$DEST"/ 2>/dev/null || true
+  cp "$work/$version"/regex/_regex*.so "$work/$version"/regex/_regex*.pyd "$DEST"/regex/ 2>/dev/null || true
 done
 find "$DEST" -name __pycache__ -prune -exec rm -rf {} +
 rm -rf "$DEST/bin"
-echo "bundle-python: $TARGET, Python ${VERSIONS[*]}: $(ls "$DEST" | grep -c dist-info) packages, $(ls "$DEST" | grep -ciE '^ahocorasick.*\.(so|pyd)$') ahocorasick builds"
+echo "bundle-python: $TARGET, Python ${VERSIONS[*]}: $(ls "$DEST" | grep -c dist-info) packages, $(ls "$DEST" | grep -ciE '^ahocorasick.*\.(so|pyd)$') ahocorasick builds, $(ls "$DEST/regex" | grep -ciE '^_regex.*\.(so|pyd)$') regex builds"

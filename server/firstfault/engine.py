@@ -83,6 +83,7 @@ class Engine:
             notes = [f"{len(attempts)} attempts found; this verdict is for the last one "
                      f"(lines {attempts[-1].first_line}-{attempts[-1].last_line})", *notes]
         infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary) for i, s in zip(inputs, scans))
+        notes = [*notes, *self.matcher.slow_patterns()]
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
                       tuple(e for a in attempts for e in a.events))
 

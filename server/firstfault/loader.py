@@ -12,6 +12,7 @@ import attrs
 
 from firstfault.frameworks import FRAMEWORKS
 from firstfault.knowledge import KNOWLEDGE_DIR
+from firstfault.userregex import SECONDS_PER_SEARCH, BoundedRegex, SlowPattern, compile_error
 
 from firstfault.model import (
     CATEGORIES,
@@ -76,7 +77,7 @@ def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_buil
         for path in sorted(directory.rglob("*.toml")):
             if path.name.startswith("_") or path.relative_to(directory).parts[0] == KNOWLEDGE_DIR:
                 continue
-            ref, errors = load_reference(path)
+            ref, errors = load_reference(path, untrusted=directory != builtin_dir())
             library.errors.extend(errors)
             if ref is not None and ref.id in disabled:
                 switched_off.append(ref)
@@ -194,18 +195,21 @@ class _Checker:
         return tuple(v.strip() for v in value if v.strip())
 
 
-def load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
+def load_reference(path: Path, untrusted: bool = False) -> tuple[Reference | None, list[LoadError]]:
     """One file; whatever is wrong with it (a user's pack is untrusted input) is a LoadError, never an
     exception that would take the other files down."""
     try:
-        return _load_reference(path)
+        return _load_reference(path, untrusted)
+    except SlowPattern as slow:
+        return None, [LoadError(path, 0, f"a regex took longer than {SECONDS_PER_SEARCH} s on one of its own "
+                                         f"examples ({slow.origin}); it would stall every scan: simplify it")]
     except RecursionError:
         return None, [LoadError(path, 0, "nested too deeply (arrays, tables or regex groups); flatten it")]
     except Exception as exc:  # noqa: BLE001 - a defect in a check must not drop the rest of the library
         return None, [LoadError(path, 0, f"could not be loaded ({type(exc).__name__}: {exc})")]
 
 
-def _load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
+def _load_reference(path: Path, untrusted: bool) -> tuple[Reference | None, list[LoadError]]:
     if not path.is_file():
         return None, [LoadError(path, 0, "not a regular file; a signature file is a .toml text file")]
     if path.stat().st_size > MAX_SIGNATURE_BYTES:
@@ -226,7 +230,7 @@ def _load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
     if ref_id and ref_id != path.stem:
         check.fail(_line_of(text, "id"), f"id '{ref_id}' differs from the file name; "
                    f"write id = \"{path.stem}\" or rename the file to {ref_id}.toml")
-    patterns = _patterns(check, data, ref_id)
+    patterns = _patterns(check, data, ref_id, untrusted)
     verify = _commands(check, data, patterns)
     references = check.strings(data, "references")
     for url in references:
@@ -288,7 +292,7 @@ def _load_reference(path: Path) -> tuple[Reference | None, list[LoadError]]:
     return (None if check.errors else ref), check.errors
 
 
-def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Pattern]:
+def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: bool = False) -> list[Pattern]:
     patterns = []
     seen = set()
     for index, item in enumerate(check.tables(data, "patterns")):
@@ -307,8 +311,10 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str) -> list[Patter
         source = check.string(item, "regex", line_from=at)
         regex = None
         try:
-            regex = re.compile(source)
-        except (re.error, OverflowError) as exc:
+            # A user's pack runs in bounded time (userregex.py); the built-in library on `re`.
+            regex = BoundedRegex(source, f"{check.path}:{_line_of(check.text, 'regex', at)}") if untrusted \
+                else re.compile(source)
+        except (re.error, compile_error(), OverflowError) as exc:
             check.fail(_line_of(check.text, "regex", at), f"regex of pattern '{pid}' does not compile "
                        f"({exc}); escape literal brackets, dots and parentheses with a backslash")
         except RecursionError:

@@ -13,6 +13,7 @@ from firstfault.context import Source, is_summary_field, message_start, parse_li
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
 from firstfault.reader import Chunk, ascii_lower, strip_escapes
+from firstfault.userregex import SECONDS_PER_SEARCH, SlowPattern
 
 MAX_TEXT = 2000
 MAX_CONTINUATION = 300
@@ -100,6 +101,7 @@ class _Found:
 
 
 def _search(pattern: Pattern, line: str) -> _Found | None:
+    """Raises SlowPattern when a user pattern runs out of time (userregex.py)."""
     if m := pattern.regex.search(line):
         return _Found(m)
     if pattern.regex.pattern.startswith("^") and (start := message_start(line)) and (
@@ -132,6 +134,20 @@ class Matcher:
         if by_literal:
             self.automaton.make_automaton()
         self._empty = not by_literal
+        self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
+
+    def _search(self, index: int, line: str) -> _Found | None:
+        try:
+            return _search(self.patterns[index], line)
+        except SlowPattern as slow:
+            self.slow[index] = slow.origin  # switched off for every later line and input
+            return None
+
+    def slow_patterns(self) -> list[str]:
+        """One message per user pattern switched off for running out of time."""
+        return [f"{origin}: the regex of pattern '{self.patterns[i].id}' took longer than {SECONDS_PER_SEARCH} s on "
+                "one line and was switched off; simplify it (nested repetition such as (a+)+ backtracks)"
+                for i, origin in sorted(self.slow.items())]
 
     def literals(self) -> list[str]:
         return sorted({lit for p in self.patterns for lit in p.literals})
@@ -157,8 +173,8 @@ class Matcher:
                     result.attempt_starts.append(line_no)
                 if -2 in candidates and "failed (exitcode" in line:
                     result.attempt_ends.append(line_no)
-                matched = [(self.patterns[i], m) for i in candidates if i >= 0
-                           if (m := _search(self.patterns[i], line))]
+                matched = [(self.patterns[i], m) for i in candidates if i >= 0 and i not in self.slow
+                           if (m := self._search(i, line))]
                 if any(not p.generic for p, _ in matched):
                     matched = [(p, m) for p, m in matched if not p.generic]
                 if not matched:
