@@ -257,6 +257,10 @@ class FirstfaultServer(LanguageServer):
         return inputs, versions
 
     def publish(self, analysis: Analysis) -> None:
+        for slow in self.engine.matcher.slow_patterns():
+            if slow not in self.reported_errors:  # a user's pattern switched off for running out of time: once
+                self.reported_errors.add(slow)
+                self.show(f"firstfault: {slow}")
         analysis.notes = annotate(analysis.report, self.engine.library.references,
                                   self.settings.max_diagnostics_per_file)
         for index, uri in enumerate(analysis.uris):
