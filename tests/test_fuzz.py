@@ -9,9 +9,7 @@ import os
 import re
 import tomllib
 from functools import lru_cache
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import CLEAN, EXAMPLES, REALRUN

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from firstfault.loader import PLACEHOLDER
-from firstfault.model import Command
+from firstfault.model import Command, shell_script
 
 # What a value captured from a log may contain when its kind has no stricter rule (a path, a script name); ASCII
 # only, so full-width letters and other scripts' digits never pass for what they look like.
@@ -70,9 +70,8 @@ class VerifyCommand:
     def command(self) -> str:
         """What a person pastes: the argv shell-quoted; a bare `sh -c SCRIPT` is its script, which is already a
         command line (the loader keeps values from the log out of scripts), so no quotes nest."""
-        if len(self.argv) == 3 and self.argv[0] in ("sh", "bash") and self.argv[1] == "-c":
-            return self.argv[2]
-        return shlex.join(self.argv)
+        script = shell_script(self.argv)
+        return script if script is not None and len(self.argv) == 3 else shlex.join(self.argv)
 
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "argv": list(self.argv), "command": self.command, "complete": self.complete}

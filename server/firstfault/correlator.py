@@ -33,10 +33,10 @@ WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
 MISMATCH = "mismatched-collectives"
 CONTINUATION_LINES = 2  # how far a wrapped exception message goes on below its first line
-REASON_ELSEWHERE = "reason-elsewhere"
+REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result code whose reason is another line
 # Tag of references whose lines a launcher prints only for the tasks that ended (srun's "task N: ..."): that every
 # rank in them failed says nothing of the ranks that did not, so it is no cause they all share.
-FAILED_ONLY = "lists-failed-tasks"  # tag of references that report a result code whose reason is another line
+FAILED_ONLY = "lists-failed-tasks"
 
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:

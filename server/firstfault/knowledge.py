@@ -149,10 +149,13 @@ def render_entry(entry: Entry, titles: dict[str, str]) -> str:
     name, table, parts = entry_parts(entry, titles)
     out = [f"**{name}** — {table}"]
     for label, text in parts:
-        if label in ("Printed as",):
+        if label == "Printed as":
             text = f"`{text}`"
         elif label == "Related failures":
             text = ", ".join(f"`{r}`" for r in entry.references)
-        out += ["", f"*{label}:* {text}" if label and label not in ("Related failures", "Source", "Printed as")
-                else f"{label}: {text}" if label else text]
+        # The entry's own fields are emphasised; what it is printed as, relates to and comes from is not.
+        out += ["", text if not label else f"{label}: {text}" if label in _PLAIN_LABELS else f"*{label}:* {text}"]
     return "\n".join(out)
+
+
+_PLAIN_LABELS = ("Printed as", "Related failures", "Source")

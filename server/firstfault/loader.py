@@ -12,7 +12,7 @@ import attrs
 
 from firstfault.frameworks import FRAMEWORKS
 from firstfault.knowledge import KNOWLEDGE_DIR
-from firstfault.userregex import SECONDS_PER_SEARCH, BoundedRegex, SlowPattern, compile_error
+from firstfault.userregex import SECONDS_PER_SEARCH, BoundedRegex, SlowPattern
 
 from firstfault.model import (
     CATEGORIES,
@@ -24,6 +24,7 @@ from firstfault.model import (
     Pattern,
     Reference,
     SampleTest,
+    shell_script,
 )
 
 EMITTERS = (
@@ -248,7 +249,7 @@ def _load_reference(path: Path, untrusted: bool) -> tuple[Reference | None, list
         check.fail(_line_of(text, "tests"), "'tests' must be a table: [tests] with samples = [...]")
         tests = {}
     samples = []
-    for sample in tests.get("samples", []) if isinstance(tests, dict) else []:
+    for sample in tests.get("samples", []):
         if not isinstance(sample, dict) or not sample.get("path"):
             check.fail(_line_of(text, "samples"), "each sample needs a path: { path = \"samples/x.log\" }")
             continue
@@ -314,7 +315,7 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
             # A user's pack runs in bounded time (userregex.py); the built-in library on `re`.
             regex = BoundedRegex(source, f"{check.path}:{_line_of(check.text, 'regex', at)}") if untrusted \
                 else re.compile(source)
-        except (re.error, compile_error(), OverflowError) as exc:
+        except (re.error, OverflowError) as exc:
             check.fail(_line_of(check.text, "regex", at), f"regex of pattern '{pid}' does not compile "
                        f"({exc}); escape literal brackets, dots and parentheses with a backslash")
         except RecursionError:
@@ -394,11 +395,6 @@ def _fix_for(check: _Checker, data: dict[str, Any]) -> tuple[tuple[str, tuple[st
     return tuple(out)
 
 
-def _shell_script(argv: list[str] | tuple[str, ...]) -> str | None:
-    """The script of `sh -c SCRIPT ...` / `bash -c SCRIPT ...`, else None."""
-    return argv[2] if len(argv) >= 3 and argv[0] in ("sh", "bash") and argv[1] == "-c" else None
-
-
 def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) -> list[Command]:
     groups = {name for p in patterns for name in p.regex.groupindex}
     commands = []
@@ -409,7 +405,7 @@ def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) ->
         if not argv:
             check.fail(at, "verify entry has no argv; write argv = [\"program\", \"arg\", ...]")
             continue
-        if _shell_script(argv) is not None and PLACEHOLDER.search(argv[2]):
+        if (script := shell_script(argv)) is not None and PLACEHOLDER.search(script):
             check.fail(_line_of(check.text, "argv", at), "a placeholder inside a shell script would put a value "
                        "from the log into the shell unquoted; pass it as a positional parameter: "
                        "[\"sh\", \"-c\", \"... \\\"$1\\\"\", \"sh\", \"{name}\"]")

@@ -43,6 +43,11 @@ class Pattern:
     continuation: bool = False
 
 
+def shell_script(argv: list[str] | tuple[str, ...]) -> str | None:
+    """The script of `sh -c SCRIPT ...` / `bash -c SCRIPT ...`, else None."""
+    return argv[2] if len(argv) >= 3 and argv[0] in ("sh", "bash") and argv[1] == "-c" else None
+
+
 @attrs.frozen
 class Command:
     """A verification command; argv items may hold {placeholders} filled from captured fields."""

@@ -5,9 +5,8 @@ with a message naming its file and line. The built-in library stays on `re`: it 
 
 from __future__ import annotations
 
+import re
 from typing import Any
-
-import regex
 
 # A log line is matched in microseconds; a user pattern that needs more than this on one line is pathological.
 SECONDS_PER_SEARCH = 0.05
@@ -25,7 +24,12 @@ class BoundedRegex:
     """What the matcher and loader use of a compiled pattern (`search`, `pattern`, `groupindex`), time-bounded."""
 
     def __init__(self, source: str, origin: str):
-        self._compiled = regex.compile(source)
+        import regex  # only when a user's pack is loaded: it costs every start otherwise
+
+        try:
+            self._compiled = regex.compile(source)
+        except regex.error as exc:
+            raise re.error(str(exc)) from None
         self.pattern = source
         self.groupindex = self._compiled.groupindex
         self.origin = origin
@@ -35,7 +39,3 @@ class BoundedRegex:
             return self._compiled.search(text, timeout=SECONDS_PER_SEARCH)
         except TimeoutError:
             raise SlowPattern(self.origin) from None
-
-
-def compile_error() -> type[Exception]:
-    return regex.error
