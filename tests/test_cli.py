@@ -120,9 +120,9 @@ def test_a_warning_that_is_all_an_excerpt_holds_is_a_possible_cause(capsys, tmp_
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda p: p, "is a directory"),
+    (lambda p: p, "no logs, error files or Flight Recorder dumps in this folder (it is empty)"),
     (lambda p: p / "nope.log", "no such file"),
-], ids=["directory", "missing-file"])
+], ids=["empty-folder", "missing-file"])
 def test_bad_paths_exit_2_with_one_line(capsys, tmp_path, make, message):
     code, out, err = run(capsys, "diagnose", str(make(tmp_path)))
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1

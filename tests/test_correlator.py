@@ -236,7 +236,7 @@ def test_a_launcher_naming_the_failing_process_lends_its_rank(engine):
 
 def test_last_seen_finds_a_ranks_last_prefixed_line_in_an_interleaved_log():
     from firstfault.context import Source
-    from firstfault.engine import text_input
+    from firstfault.inputs import text_input
     from firstfault.lastline import last_seen
 
     text = (REALRUN / "rank-raises.log").read_text()

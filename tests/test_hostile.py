@@ -115,9 +115,9 @@ def test_a_user_pack_of_5000_patterns_loads(tmp_path):
     (lambda d: "/dev/zero", "a device or socket"),
     (lambda d: _loop(d), "a loop of symbolic links"),
     (lambda d: _dangling(d), "a symbolic link to nothing"),
-    (lambda d: str(d), "is a directory"),
+    (lambda d: str(d), "no logs, error files or Flight Recorder dumps in this folder"),
     (lambda d: str(d / "missing.log"), "no such file"),
-], ids=["device", "symlink-loop", "dangling-symlink", "directory", "missing"])
+], ids=["device", "symlink-loop", "dangling-symlink", "empty-folder", "missing"])
 def test_inputs_that_are_not_log_files_get_exit_2_and_one_line(capsys, tmp_path, make, words):
     code = main(["diagnose", make(tmp_path)])
     _, err = capsys.readouterr()

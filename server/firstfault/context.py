@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import PurePath
 
 import attrs
@@ -95,6 +96,11 @@ _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 def _seconds(mo: str | int, d: str, h: str, mi: str, s: str) -> float:
     # Years are absent from glog and syslog stamps; month and day order events within one job.
     return ((int(mo) * 31 + int(d)) * 24 + int(h)) * 3600 + int(mi) * 60 + float(s.replace(",", "."))
+
+
+def wall_seconds(tm: time.struct_time) -> float:
+    """A local time (an epoch timestamp's) on the same year-less scale as the stamps in the logs."""
+    return _seconds(tm.tm_mon, str(tm.tm_mday), str(tm.tm_hour), str(tm.tm_min), str(tm.tm_sec))
 
 
 def parse_time(line: str) -> tuple[float | None, str, str | None]:

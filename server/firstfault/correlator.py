@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bisect import bisect_left
 from collections import defaultdict
 from typing import Iterable
@@ -74,12 +76,18 @@ def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
             segments[-1] = (segments[-1][0], hi - 1, segments[-1][2])
         elif not segments:
             segments.append((lo, hi - 1, evs))
-        elif _starts_new_attempt(lo, markers, segments[-1][2], evs):
+        elif _starts_new_attempt(lo, markers, segments[-1][2], evs) and not _final_report(lo, hi, scan):
             segments.append((lo, hi - 1, evs))
         else:
             plo, _, pevs = segments[-1]
             segments[-1] = (plo, hi - 1, pevs + evs)
     return [s for s in segments if s[2]] or [(1, scan.lines, [])]
+
+
+def _final_report(lo: int, hi: int, scan: ScanResult) -> bool:
+    """The lines after a worker's failure that hold the launcher's closing report (its traceback and the
+    ChildFailedError summary quoting the workers' errors): they belong to the attempt that just ended."""
+    return any(lo <= line < hi for line in scan.report_lines)
 
 
 def _starts_new_attempt(lo: int, start_markers: set[int], before: list[Event], after: list[Event]) -> bool:
@@ -299,6 +307,14 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_against.append("every rank that reports anything lost its connection to a peer, and no rank in "
                                 "this log ended on its own: the peer that left is missing from the log, or exited "
                                 "normally (status 0) while the others were still in a collective")
+    elif len(named := _blamed_ranks(failures)) > 1:
+        # The reports name several ranks (fr_trace's "missing ranks: {1, 6}", two dumps that disagree with no
+        # majority): the cause stands, but no one rank is shown to have started it.
+        first = failures[0]
+        initiator = attrs.evolve(Location.of(first), rank=None)
+        evidence_for.append(f"the reports name rank(s) {rank_ranges(named)}; nothing in them singles one out: "
+                            f"{clip(first.text, 160)}")
+        confidence = 0.6
     elif (blamed := bounded(failures[0].captures.get("blamed_rank"))) is not None:
         # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
         first = failures[0]
@@ -486,3 +502,14 @@ def _titles(hypotheses: list[Hypothesis]) -> list[str]:
 
 def _clamp(x: float) -> float:
     return min(0.97, max(0.05, x))
+
+
+def _blamed_ranks(failures: list[Event]) -> list[int]:
+    """Every rank the failure lines name as the culprit (blamed_rank, and the more_ranks listed after it)."""
+    named = set()
+    for event in failures:
+        if (blamed := bounded(event.captures.get("blamed_rank"))) is not None:
+            named.add(blamed)
+            named.update(r for x in re.findall(r"\d+", event.captures.get("more_ranks", ""))
+                         if (r := bounded(x)) is not None)
+    return sorted(named)

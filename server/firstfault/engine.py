@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import attrs
 
@@ -14,17 +14,9 @@ from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
 from firstfault.matcher import Matcher, ScanResult
-from firstfault.reader import Chunk, file_size, is_stream, iter_chunks, iter_text_chunks, looks_binary, open_input
+from firstfault.inputs import TextInput, collect, text_input
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
-
-
-@attrs.frozen
-class TextInput:
-    name: str
-    chunks: Callable[[], Iterator[Chunk]]
-    size: int
-    binary: bool = False
 
 
 class Engine:
@@ -34,23 +26,18 @@ class Engine:
         self.library = library if library is not None else load_library()
         self.matcher = Matcher(self.library.patterns())
 
-    def analyze_paths(self, paths: Iterable[str | Path], progress: Progress | None = None) -> Report:
-        """Read files ('-' for stdin, .gz transparently); raises reader.InputError for unreadable ones."""
-        inputs = []
-        for path in paths:
-            stream, name = open_input(path)  # fail now, before any work, on a missing or unreadable input
-            if is_stream(path):
-                # stdin or a pipe: it can be read once only, so this stream is the one the scan reads
-                inputs.append(TextInput(name, _once(stream), 0))
-            else:
-                stream.close()
-                inputs.append(attrs.evolve(path_input(path), name=name))
-        return self.analyze(inputs, progress)
+    def analyze_paths(self, paths: Iterable[str | Path], progress: Progress | None = None,
+                      on_entry: Callable[[int], None] | None = None) -> Report:
+        """Read files ('-' for stdin, .gz transparently) and job folders; raises reader.InputError for a path
+        that cannot be read at all. on_entry(n) reports a folder walk's progress."""
+        collected = collect(paths, on_entry)
+        return self.analyze(collected.inputs, progress, collected.notes)
 
     def analyze_text(self, text: str, name: str = "<text>") -> Report:
         return self.analyze([text_input(text, name)])
 
-    def analyze(self, inputs: list[TextInput], progress: Progress | None = None) -> Report:
+    def analyze(self, inputs: list[TextInput], progress: Progress | None = None,
+                input_notes: Iterable[str] = ()) -> Report:
         total = sum(i.size for i in inputs)
         done = 0
 
@@ -64,9 +51,10 @@ class Engine:
         file_sources: list[Source] = []
         order = 0
         for index, item in enumerate(inputs):
-            source, _ = source_from_path(item.name) if len(inputs) > 1 else (Source(), None)
+            source = item.source if item.source is not None else (
+                source_from_path(item.name)[0] if len(inputs) > 1 else Source())
             file_sources.append(source)
-            scan = self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
+            scan = _placed(self.matcher.scan(item.chunks(), item.name, index, source, order, advance), item)
             order += len(scan.events)
             scans.append(scan)
         attempts = split_attempts(scans)
@@ -82,8 +70,8 @@ class Engine:
         if history:
             notes = [f"{len(attempts)} attempts found; this verdict is for the last one "
                      f"(lines {attempts[-1].first_line}-{attempts[-1].last_line})", *notes]
-        infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary) for i, s in zip(inputs, scans))
-        notes = [*notes, *self.matcher.slow_patterns()]
+        infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary, i.kind) for i, s in zip(inputs, scans))
+        notes = [*notes, *input_notes, *self.matcher.slow_patterns()]
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
                       tuple(e for a in attempts for e in a.events))
 
@@ -113,33 +101,11 @@ def _headline(diagnoses: list) -> str:
     return f"{top.reference.title}{where}"
 
 
-def path_input(path: str | Path) -> TextInput:
-    return TextInput(str(path), _path_chunks(path), file_size(path), not is_stream(path) and looks_binary(path))
-
-
-def _once(stream) -> Callable[[], Iterator[Chunk]]:
-    """Chunks of a stream that can be read once: a second call (the silent rank's last line) yields nothing."""
-    used = False
-
-    def chunks() -> Iterator[Chunk]:
-        nonlocal used
-        if used:
-            return
-        used = True
-        yield from iter_chunks(stream)
-    return chunks
-
-
-def text_input(text: str, name: str) -> TextInput:
-    return TextInput(name, lambda: iter_text_chunks(text), len(text))
-
-
-def _path_chunks(path: str | Path) -> Callable[[], Iterator[Chunk]]:
-    def chunks() -> Iterator[Chunk]:
-        stream, _ = open_input(path)
-        try:
-            yield from iter_chunks(stream)
-        finally:
-            if str(path) != "-":
-                stream.close()
-    return chunks
+def _placed(scan: ScanResult, item: TextInput) -> ScanResult:
+    """Events of text rendered from a structured file point to the file's line, at the file's time."""
+    if item.line is None:
+        return scan
+    scan.events[:] = [attrs.evolve(e, line=item.line, time=e.time if e.time is not None else item.time,
+                                   time_inferred=e.time is None and item.time is not None)
+                      for e in scan.events]
+    return scan

@@ -25,6 +25,9 @@ LOOKBACK_LINES = 60
 ATTEMPT_START = ("setting omp_num_threads environment variable for each process",
                  "will restart worker group")
 ATTEMPT_END = ("of binary:",)
+# torchelastic's closing report after the last attempt: "torch.distributed.elastic.multiprocessing.errors.
+# ChildFailedError:" (run.py raises it; the summary of failures follows).
+FINAL_REPORT = ("childfailederror:",)
 
 
 @attrs.frozen
@@ -69,6 +72,7 @@ class ScanResult:
     lines: int = 0
     attempt_starts: list[int] = attrs.field(factory=list)  # line numbers where an attempt begins
     attempt_ends: list[int] = attrs.field(factory=list)
+    report_lines: list[int] = attrs.field(factory=list)  # where torchelastic's closing ChildFailedError report is
 
 
 def _next_line(text: str, stop: int, prefix: str) -> str:
@@ -129,6 +133,8 @@ class Matcher:
             by_literal.setdefault(literal, []).append(-1)
         for literal in ATTEMPT_END:
             by_literal.setdefault(literal, []).append(-2)
+        for literal in FINAL_REPORT:
+            by_literal.setdefault(literal, []).append(-3)
         for literal, indices in by_literal.items():
             self.automaton.add_word(literal, tuple(indices))
         if by_literal:
@@ -173,6 +179,8 @@ class Matcher:
                     result.attempt_starts.append(line_no)
                 if -2 in candidates and "failed (exitcode" in line:
                     result.attempt_ends.append(line_no)
+                if -3 in candidates:
+                    result.report_lines.append(line_no)
                 matched = [(self.patterns[i], m) for i in candidates if i >= 0 and i not in self.slow
                            if (m := self._search(i, line))]
                 if any(not p.generic for p, _ in matched):

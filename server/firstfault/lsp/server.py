@@ -29,7 +29,8 @@ from firstfault.annotations import LineNote, annotate, classify, current_events
 from firstfault.context import source_from_path
 from firstfault.diagnosis import Diagnosis, Report
 from firstfault.matcher import Event
-from firstfault.engine import Engine, TextInput, path_input, text_input
+from firstfault.engine import Engine
+from firstfault.inputs import TextInput, path_input, text_input
 from firstfault.hovertext import line_markdown
 from firstfault.knowledge import Knowledge, render_entry
 from firstfault.loader import builtin_dir, load_library

@@ -1,0 +1,141 @@
+"""What the engine reads: logs, and the evidence that is not a log (error files, Flight Recorder dumps), found
+in the paths given or in the folders they name. Every input becomes text the matcher reads the same way."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import attrs
+
+from firstfault.context import Source, wall_seconds
+from firstfault.errorfile import read_error_file
+from firstfault.flightrecorder import Dump, analyse, load_dump
+from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, classify_file, walk
+from firstfault.reader import Chunk, InputError, file_size, is_stream, iter_chunks, iter_text_chunks, looks_binary, \
+    open_input
+
+
+@attrs.frozen
+class TextInput:
+    name: str
+    chunks: Callable[[], Iterator[Chunk]]
+    size: int
+    binary: bool = False
+    kind: str = LOG
+    # Known from where the input lies (a job folder, a dump's name): used even when it is the only input.
+    source: Source | None = None
+    # Text rendered from a structured file: every event points to this line of the file, at this time.
+    line: int | None = None
+    time: float | None = None
+
+
+@attrs.frozen
+class Collected:
+    inputs: list[TextInput]
+    notes: list[str]
+
+
+def collect(paths: Iterable[str | Path], on_entry: Callable[[int], None] | None = None) -> Collected:
+    """The inputs behind the paths; raises InputError for a path that cannot be read at all."""
+    inputs: list[TextInput] = []
+    notes: list[str] = []
+    dumps: list[Dump] = []
+    for path in paths:
+        if str(path) != "-" and os.path.isdir(path):
+            folder = walk(path, on_entry)
+            if not folder.files:
+                left = "; ".join(f"{n} {why}" for why, n in folder.skipped_counts.items())
+                raise InputError(f"{path}: no logs, error files or Flight Recorder dumps in this folder"
+                                 + (f" (skipped: {left})" if left else " (it is empty)"))
+            notes.extend(folder.notes())
+            for f in folder.files:
+                _add(f.path, f.kind, f.source, inputs, dumps, notes)
+            continue
+        stream, name = open_input(path)  # fail now, before any work, on a missing or unreadable input
+        if is_stream(path):
+            # stdin or a pipe: it can be read once only, so this stream is the one the scan reads
+            inputs.append(TextInput(name, _once(stream), 0))
+            continue
+        stream.close()
+        _add(str(path), classify_file(path), None, inputs, dumps, notes, name)
+    inputs.extend(_dump_inputs(dumps, notes))
+    return Collected(inputs, notes)
+
+
+def _add(path: str, kind: str, source: Source | None, inputs: list[TextInput], dumps: list[Dump], notes: list[str],
+         name: str | None = None) -> None:
+    if kind == DUMP:
+        try:
+            dumps.append(load_dump(path))
+        except InputError as exc:
+            notes.append(f"{exc}; skipped")
+        return
+    if kind == ERROR_FILE:
+        try:
+            error = read_error_file(path)
+        except InputError as exc:
+            notes.append(f"{exc}; read as text")
+        else:
+            text = error.text()
+            tm = error.wall_time()
+            inputs.append(TextInput(path, lambda: iter_text_chunks(text), len(text), kind=ERROR_FILE, source=source,
+                                    line=error.line, time=wall_seconds(tm) if tm else None))
+            return
+    inputs.append(attrs.evolve(path_input(path), name=name or path, source=source))
+
+
+def _dump_inputs(dumps: list[Dump], notes: list[str]) -> list[TextInput]:
+    """One input per dump: the findings it shows best, as fr_trace words them (most dumps show none)."""
+    if not dumps:
+        return []
+    findings = analyse(dumps)
+    ranks = sorted(d.rank for d in dumps)
+    if not findings:
+        notes.append(f"Flight Recorder: {len(dumps)} dump(s) (ranks {_span(ranks)}) agree on every collective "
+                     "they recorded")
+    out = []
+    for dump in sorted(dumps, key=lambda d: d.rank):
+        mine = [f for f in findings if f.dump == dump.path]
+        text = "".join(line + "\n" for f in mine for line in f.lines)
+        rank = next((f.rank for f in mine), dump.rank) if mine else dump.rank
+        out.append(TextInput(dump.path, lambda text=text: iter_text_chunks(text), file_size(dump.path), kind=DUMP,
+                             source=Source(rank=rank) if rank is not None else Source(), line=1))
+    return out
+
+
+def _span(ranks: list[int]) -> str:
+    return ", ".join(map(str, ranks)) if len(ranks) <= 8 else f"{ranks[0]}-{ranks[-1]}"
+
+
+def path_input(path: str | Path) -> TextInput:
+    return TextInput(str(path), _path_chunks(path), file_size(path), not is_stream(path) and looks_binary(path))
+
+
+def text_input(text: str, name: str) -> TextInput:
+    return TextInput(name, lambda: iter_text_chunks(text), len(text))
+
+
+def _once(stream) -> Callable[[], Iterator[Chunk]]:
+    """Chunks of a stream that can be read once: a second call (the silent rank's last line) yields nothing."""
+    used = False
+
+    def chunks() -> Iterator[Chunk]:
+        nonlocal used
+        if used:
+            return
+        used = True
+        yield from iter_chunks(stream)
+    return chunks
+
+
+def _path_chunks(path: str | Path) -> Callable[[], Iterator[Chunk]]:
+    def chunks() -> Iterator[Chunk]:
+        stream, _ = open_input(path)
+        try:
+            yield from iter_chunks(stream)
+        finally:
+            if str(path) != "-":
+                stream.close()
+    return chunks

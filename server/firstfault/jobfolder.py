@@ -1,0 +1,194 @@
+"""A job's folder: which files are logs, torchelastic error files or Flight Recorder dumps, and whose they are.
+
+Layouts recognised from the paths:
+- torchrun --log-dir: <run id>/attempt_<n>/<local rank>/{stdout.log, stderr.log, error.json}; only the newest
+  attempt is read (the earlier ones are listed as skipped);
+- per-rank and per-host files (rank3.log, slurm-123-3.out with a `rank` in the name, node007.log, NCCL_DEBUG_FILE's
+  %h.%p), and a host name in a parent folder's name;
+- Flight Recorder dumps (pickle or JSON, the rank at the end of the name), anywhere in the tree.
+
+Walking is bounded: symbolic links to folders are not followed (no loops), at most MAX_ENTRIES entries are
+looked at and MAX_FILES files read; what was left out is counted by reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+import attrs
+
+from firstfault.context import Source, source_from_path
+from firstfault.errorfile import looks_like_error_file
+from firstfault.flightrecorder import looks_like_dump
+from firstfault.reader import InputError
+
+MAX_ENTRIES = 200_000
+MAX_FILES = 20_000
+MAX_DEPTH = 24
+HEAD_BYTES = 8192
+
+LOG, ERROR_FILE, DUMP = "log", "error-file", "flight-recorder"
+_KIND_NAMES = {LOG: ("log", "logs"), ERROR_FILE: ("torchelastic error file", "torchelastic error files"),
+               DUMP: ("Flight Recorder dump", "Flight Recorder dumps")}
+_ATTEMPT = re.compile(r"^attempt_(\d+)$")
+_NOT_LOGS = frozenset(
+    ".py .pyc .so .o .a .pt .pth .bin .safetensors .ckpt .npy .npz .h5 .onnx .engine .png .jpg .jpeg .gif .svg "
+    ".pdf .zip .tar .whl .parquet .arrow .tfrecord .db .sqlite .lock .pid .sock .nsys-rep .qdrep .sqsh".split())
+_SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv", "venv", ".ipynb_checkpoints", "wandb"})
+_HOST_DIR = re.compile(r"^[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.IGNORECASE)
+_NOT_HOST_DIR = re.compile(r"^(?:attempt|rank|worker|logs?|job|slurm|run|step|epoch|checkpoint|ckpt|default)",
+                           re.IGNORECASE)
+
+
+@attrs.frozen
+class FolderFile:
+    path: str
+    kind: str
+    source: Source
+    attempt: int | None = None
+
+
+@attrs.frozen
+class Folder:
+    root: str
+    files: tuple[FolderFile, ...]
+    skipped: tuple[tuple[str, str], ...]  # (reason, example path), one per reason
+    skipped_counts: dict[str, int]
+
+    def notes(self) -> list[str]:
+        kinds = Counter(f.kind for f in self.files)
+        read = ", ".join(f"{n} {_KIND_NAMES[k][n > 1]}" for k, n in sorted(kinds.items()))
+        out = [f"{self.root}: read {read or 'nothing'}"]
+        for reason, example in self.skipped:
+            n = self.skipped_counts[reason]
+            out.append(f"{self.root}: skipped {n} {'entry' if n == 1 else 'entries'}: {reason} (e.g. {example})")
+        return out
+
+
+def walk(root: str | Path, on_entry: Callable[[int], None] | None = None) -> Folder:
+    """Classify every file under root; raises InputError when root cannot be listed."""
+    root = Path(root)
+    try:
+        os.scandir(root).close()
+    except OSError as exc:
+        raise InputError(f"{root}: cannot list this folder ({exc.strerror or exc})") from None
+    found: list[FolderFile] = []
+    skipped: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    seen = 0
+
+    def skip(reason: str, path: str) -> None:
+        skipped.setdefault(reason, path)
+        counts[reason] += 1
+
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            skip(f"cannot be listed ({exc.strerror or exc})", str(folder))
+            continue
+        for entry in entries:
+            seen += 1
+            if on_entry and seen % 1000 == 0:
+                on_entry(seen)
+            if seen > MAX_ENTRIES:
+                skip(f"beyond the first {MAX_ENTRIES:,} entries", entry.path)
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name in _SKIP_DIRS or entry.name.startswith("."):
+                        skip("hidden, cache or environment folders", entry.path)
+                    elif depth + 1 > MAX_DEPTH:
+                        skip(f"deeper than {MAX_DEPTH} folders", entry.path)
+                    else:
+                        stack.append((Path(entry.path), depth + 1))
+                    continue
+                if entry.is_symlink() and entry.is_dir():
+                    skip("links to folders (not followed, so no loops)", entry.path)
+                    continue
+                if not entry.is_file():
+                    skip("not regular files (sockets, pipes, devices, broken links)", entry.path)
+                    continue
+            except OSError as exc:
+                skip(f"cannot be read ({exc.strerror or exc})", entry.path)
+                continue
+            kind, why = _classify(Path(entry.path))
+            if kind is None:
+                skip(why, entry.path)
+            elif len(found) >= MAX_FILES:
+                skip(f"beyond the first {MAX_FILES:,} files read", entry.path)
+            else:
+                relative = Path(entry.path).relative_to(root).as_posix()
+                found.append(FolderFile(entry.path, kind, *_source_and_attempt(relative)))
+    files, older = _newest_attempt(found)
+    for f in older:
+        skip("from earlier torchrun attempts (the verdict is for the newest)", f.path)
+    return Folder(str(root), tuple(sorted(files, key=lambda f: f.path)), tuple(skipped.items()), dict(counts))
+
+
+def classify_file(path: str | Path) -> str:
+    """The kind of a file named on the command line: an error file or a dump when its content says so."""
+    kind, _ = _classify(Path(path), explicit=True)
+    return kind or LOG
+
+
+def _classify(path: Path, explicit: bool = False) -> tuple[str | None, str]:
+    suffix = path.suffix.lower()
+    if not explicit and suffix in _NOT_LOGS:
+        return None, "not logs by their extension (code, checkpoints, images, archives)"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    if suffix == ".json" or path.name.endswith(".json.gz"):
+        if looks_like_dump(head):
+            return DUMP, ""
+        if looks_like_error_file(head):
+            return ERROR_FILE, ""
+        return (LOG, "") if explicit else (None, "JSON files that are neither error files nor dumps")
+    if looks_like_dump(head):
+        return DUMP, ""
+    if not head and not explicit:
+        return None, "empty files"
+    if b"\x00" in head and not head.startswith(b"\x1f\x8b") and not explicit:
+        return None, "binary files"
+    return LOG, ""
+
+
+def _source_and_attempt(relative: str) -> tuple[Source, int | None]:
+    source, attempt = source_from_path(relative)
+    if source.host is None:
+        for part in reversed(relative.split("/")[:-1]):
+            if _HOST_DIR.match(part) and not _NOT_HOST_DIR.match(part) and not part.isdigit():
+                source = attrs.evolve(source, host=part)
+                break
+    return source, attempt
+
+
+def _newest_attempt(files: list[FolderFile]) -> tuple[list[FolderFile], list[FolderFile]]:
+    """Files of older torchrun attempts, per run folder (the folder above attempt_<n>), set apart."""
+    newest: dict[str, int] = {}
+    for f in files:
+        if f.attempt is not None:
+            run = _run_folder(f.path)
+            newest[run] = max(newest.get(run, -1), f.attempt)
+    keep, older = [], []
+    for f in files:
+        (older if f.attempt is not None and f.attempt < newest[_run_folder(f.path)] else keep).append(f)
+    return keep, older
+
+
+def _run_folder(path: str) -> str:
+    parts = Path(path).parts
+    for i in range(len(parts) - 1, -1, -1):
+        if _ATTEMPT.match(parts[i]):
+            return str(Path(*parts[:i]))
+    return ""
