@@ -4,7 +4,8 @@
 
 Generates each log under bench/out/ (git-ignored) once, then prints one line per input: firstfault's
 wall time and peak RSS beside `rg -F -i -c -f <all literals>` on the same file. Besides the synthetic
-N-rank logs it measures two hostile inputs: one 200 MB line and 50 MB of random bytes.
+N-rank logs it measures three hostile inputs: one 200 MB line, 50 MB of random bytes and a job folder of
+100,000 one-line rank logs in 12,500 host folders (firstfault reads the first 20,000 and says so).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def main() -> int:
             with path.open("wb") as f:
                 write(f)
         inputs.append(path)
+    inputs.append(_folder(OUT / "folder-100k-files"))
     print(f"{'input':<32} {'lines':>11} {'firstfault':>11} {'peak RSS':>9} {'rg -F -i -c':>12} {'ratio':>6}")
     for path in inputs:
         ff_wall, ff_rss, code = _isolated([sys.executable, "-m", "firstfault", "diagnose", str(path)])
@@ -66,8 +68,19 @@ def _write_literals(path: Path) -> Path:
     return path
 
 
+def _folder(path: Path, files: int = 100_000, per_host: int = 8) -> Path:
+    if not path.exists():
+        for i in range(files):
+            host = path / f"node{i // per_host:05d}"
+            host.mkdir(parents=True, exist_ok=True)
+            (host / f"rank{i}.log").write_text(f"step 1 loss 2.3 rank {i}\n")
+    return path
+
+
 def _lines(path: Path) -> int:
     """Line breaks as firstfault counts them: \\n, \\r\\n and a lone \\r."""
+    if path.is_dir():
+        return sum(_lines(p) for p in path.rglob("*") if p.is_file())
     count = 0
     with path.open("rb") as f:
         while block := f.read(1 << 24):

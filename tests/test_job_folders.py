@@ -20,6 +20,7 @@ from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, walk
 from firstfault.reader import InputError
 
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
+EXAMPLE_JOB = Path(__file__).parent.parent / "examples" / "torchrun-stall"  # made the same way as JOBS
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +48,12 @@ def test_a_torchrun_log_dir_is_read_with_ranks_from_its_paths():
 @pytest.mark.parametrize("job, reference, rank", [
     ("torchrun-raise", "python-exception-one-rank", 1),
     # rank 1 stalled before step 3's all_reduce: only the dumps show that it never entered it
-    ("torchrun-stall", "collective-lagging-rank-named", 1),
+    (EXAMPLE_JOB, "collective-lagging-rank-named", 1),
     # two ranks, two different collectives: no majority says which one is wrong
     ("torchrun-mismatch", "mismatched-collectives", None),
-])
+], ids=["raise", "stall", "mismatch"])
 def test_a_job_folder_gets_the_verdict_its_evidence_supports(capsys, job, reference, rank):
-    code, out, err = _run(capsys, "diagnose", "--format", "json", str(JOBS / job))
+    code, out, err = _run(capsys, "diagnose", "--format", "json", str(JOBS / job if isinstance(job, str) else job))
     report = json.loads(out)
     top = report["diagnoses"][0]
     assert code == 1 and err == ""
@@ -62,9 +63,9 @@ def test_a_job_folder_gets_the_verdict_its_evidence_supports(capsys, job, refere
 
 def test_the_console_log_alone_cannot_tell_which_rank_stalled(engine):
     """Without the dumps, the stall reads as a timeout with no culprit: the dumps are what name rank 1."""
-    report = engine.analyze_paths([JOBS / "torchrun-stall" / "console.log"])
+    report = engine.analyze_paths([EXAMPLE_JOB / "console.log"])
     assert report.diagnoses[0].undetermined
-    with_dumps = engine.analyze_paths([JOBS / "torchrun-stall" / "console.log", JOBS / "torchrun-stall" / "fr"])
+    with_dumps = engine.analyze_paths([EXAMPLE_JOB / "console.log", EXAMPLE_JOB / "fr"])
     assert with_dumps.diagnoses[0].initiator.rank == 1
 
 
@@ -101,7 +102,7 @@ def test_broken_error_files_are_read_as_text_with_a_note(tmp_path, engine, conte
 
 
 def test_dumps_are_lined_up_per_collective():
-    stall = [load_dump(p) for p in sorted((JOBS / "torchrun-stall" / "fr").iterdir())]
+    stall = [load_dump(p) for p in sorted((EXAMPLE_JOB / "fr").iterdir())]
     assert [len(d.entries) for d in stall] == [4, 3]
     finding, = analyse(stall)
     assert finding.rank == 1 and "missing ranks: {1}" in finding.lines
@@ -116,9 +117,22 @@ def test_a_majority_names_the_odd_rank_out(tmp_path):
     shutil.copy(fr / "nccl_trace_rank_1", tmp_path / "nccl_trace_rank_2")
     finding, = analyse([load_dump(p) for p in sorted(tmp_path.iterdir())])
     assert finding.rank == 2
-    assert finding.lines[-1].startswith("error msg: Culprit rank 2; Error type: COLLECTIVE_TYPE_MISMATCH, Expected "
-                                        "collective type: 'gloo:all_reduce' does not match found collective type: "
-                                        "'gloo:broadcast'")
+    assert finding.lines[-1] == ("error msg: Culprit rank 2; Error type: COLLECTIVE_TYPE_MISMATCH, Expected collective "
+                                 "type: 'all_reduce' does not match found collective type: 'broadcast'")
+
+
+@pytest.mark.parametrize("case", ["stall", "mismatch"])
+def test_findings_are_worded_as_pytorchs_own_analyser_words_them(case):
+    """torch 2.13's torchfrtrace over the same dumps, their pg_config keyed by group id as NCCL dumps are (it fails
+    on gloo's own with KeyError ('0', 0)): every line firstfault writes, bar its tie note, is one fr_trace printed."""
+    folder = JOBS / "fr-trace" / case
+    theirs = (JOBS / "fr-trace" / f"{case}.txt").read_text().splitlines()
+    finding, = analyse([load_dump(p) for p in sorted(folder.iterdir())])
+    ours = list(finding.lines)
+    if case == "mismatch":  # a tie: fr_trace blames rank 1 (compared second); firstfault names both sides
+        assert ours[-1].startswith("error msg: Culprit rank 0;") and finding.rank is None
+        ours = ours[:-1]
+    assert [line for line in theirs if line in ours] == ours
 
 
 class _Marker:
@@ -146,7 +160,7 @@ def test_a_malicious_dump_is_refused_and_nothing_in_it_runs(tmp_path, engine):
 @pytest.mark.parametrize("cut", [0, 1, 200], ids=["empty", "one-byte", "truncated"])
 def test_a_cut_dump_is_an_input_problem_not_a_crash(tmp_path, cut):
     dump = tmp_path / "nccl_trace_rank_0"
-    dump.write_bytes((JOBS / "torchrun-stall" / "fr" / "nccl_trace_rank_0").read_bytes()[:cut] or b"")
+    dump.write_bytes((EXAMPLE_JOB / "fr" / "nccl_trace_rank_0").read_bytes()[:cut] or b"")
     with pytest.raises(InputError):
         load_dump(dump)
 
@@ -178,8 +192,8 @@ def test_a_huge_folder_is_walked_within_its_bounds(tmp_path, monkeypatch):
     for i in range(2_500):
         (tmp_path / f"rank{i}.log").write_text(f"step 1 rank {i}\n")
     seen = []
-    folder = walk(tmp_path, seen.append)
-    assert len(folder.files) == 50 and seen[-1] >= 2_000
+    folder = walk(tmp_path, lambda n, finished: seen.append((n, finished)))
+    assert len(folder.files) == 50 and seen[-1] == (2_500, True) and seen[0] == (1_000, False)
     assert folder.skipped_counts["beyond the first 50 files read"] == 1_950
     assert folder.skipped_counts["beyond the first 2,000 entries"] == 500
 

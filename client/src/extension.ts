@@ -142,6 +142,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
       const report = await diskLogs.diagnose(picked[0]);
       if (report) show(report, { subject: picked[0].fsPath, name: picked[0].fsPath });
     })),
+    vscode.commands.registerCommand("firstfault.diagnoseFolder", withErrors(async (uri?: vscode.Uri) => {
+      // A job's folder: torchrun --log-dir trees, per-rank logs, error.json files, Flight Recorder dumps.
+      const picked = uri instanceof vscode.Uri ? [uri] : await vscode.window.showOpenDialog({ canSelectFiles: false, canSelectFolders: true, canSelectMany: false, openLabel: "Diagnose", title: "firstfault: diagnose a job's folder" });
+      if (!picked?.length) return;
+      const report = await diskLogs.diagnose(picked[0]);
+      if (report) show(report, { subject: picked[0].fsPath, name: picked[0].fsPath });
+    })),
     vscode.commands.registerCommand("firstfault.showReport", withErrors(async () => {
       const uri = activeLogUri();
       const disk = uri && diskLogs.report(uri);

@@ -145,7 +145,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     if args.format == "json" and args.redact:
         raise InputError("--redact masks text and markdown output; JSON keeps every value for the tools that read it")
     engine = Engine(_library(args.signatures))
-    report = engine.analyze_paths(args.paths, progress=_progress_printer(args.paths))
+    report = engine.analyze_paths(args.paths, progress=_progress_printer(), on_entry=_walk_printer())
     if args.format == "json":
         out = dumps(report.to_json())
     elif args.format == "markdown":
@@ -164,21 +164,29 @@ def _colour(choice: str) -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
-def _progress_printer(paths: list[str]):
-    from firstfault.reader import file_size
-
-    if not sys.stderr.isatty() or sum(file_size(p) for p in paths) < PROGRESS_MIN_BYTES:
+def _progress_printer():
+    """Progress on a terminal for inputs of PROGRESS_MIN_BYTES or more (the total is known once folders are
+    walked)."""
+    if not sys.stderr.isatty():
         return None
     last = [-1]
 
     def show(done: int, total: int) -> None:
         percent = done * 100 // max(total, 1)
-        if percent != last[0]:
+        if total >= PROGRESS_MIN_BYTES and percent != last[0]:
             last[0] = percent
             end = "\n" if done >= total else ""
             print(f"\rfirstfault: scanned {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB ({percent}%)",
                   end=end, file=sys.stderr, flush=True)
     return show
+
+
+def _walk_printer():
+    """A folder's walk on a terminal: how many entries were looked at so far (a folder can hold 100,000)."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda seen, finished: print(f"\rfirstfault: looked at {seen:,} entries", end="\n" if finished else "",
+                                       file=sys.stderr, flush=True)
 
 
 def _list(fmt: str, extra: list[Path]) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from firstfault.flightrecorder import PICKLE_MAGIC
+from firstfault.flightrecorder import dump_prefix, looks_like_dump
 from firstfault.loader import PLACEHOLDER
 from firstfault.model import Command, shell_script
 
@@ -80,15 +80,18 @@ class VerifyCommand:
 
 def own_inputs(path: str | None) -> dict[str, str]:
     """Values the user gave rather than the log: the path of the log, when it is a file (text from stdin, a
-    selection or a terminal has a name but nothing to run a command on). A pickled Flight Recorder dump is not
-    text a command could search, so it is no `{log}` either."""
+    selection or a terminal has a name but nothing to run a command on). A Flight Recorder dump is not text a
+    command could search: it gives its folder and its name's prefix instead."""
     if not path or not Path(path).is_file():
         return {}
     try:
         with open(path, "rb") as f:
-            return {} if f.read(2) in PICKLE_MAGIC else {"log": path}
+            head = f.read(65536)
     except OSError:
         return {}
+    if looks_like_dump(head):
+        return {"dump_dir": str(Path(path).parent), "dump_prefix": dump_prefix(path)}
+    return {"log": path}
 
 
 def fill(command: Command, values: dict[str, str], own: dict[str, str] | None = None) -> VerifyCommand:

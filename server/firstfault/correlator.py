@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 
 from bisect import bisect_left
@@ -63,20 +64,23 @@ def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
 
 
 def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
-    starts = sorted({1, *scan.attempt_starts, *(end + 1 for end in scan.attempt_ends)})
-    bounds = list(zip(starts, [*starts[1:], max(scan.lines, starts[-1]) + 1]))
+    # A log can hold a banner per restart, hundreds of thousands in a crash-looping job: stay linear, and keep
+    # no per-boundary structure beyond the one list of boundaries.
+    starts = _boundaries(scan)
+    end = max(scan.lines, starts[-1]) + 1
     segments: list[tuple[int, int, list[Event]]] = []
-    # A log can hold a banner per restart, hundreds of thousands in a crash-looping job: stay linear.
     events = sorted(scan.events, key=lambda e: e.line)
     lines = [e.line for e in events]
-    markers = set(scan.attempt_starts)
-    for lo, hi in bounds:
+    markers = scan.attempt_starts  # ascending: lines are numbered in the order they are read
+    for i, lo in enumerate(starts):
+        hi = starts[i + 1] if i + 1 < len(starts) else end
         evs = events[bisect_left(lines, lo):bisect_left(lines, hi)]
-        if not evs and segments and lo not in markers:  # what the rule below decides for no events
+        at_marker = (k := bisect_left(markers, lo)) < len(markers) and markers[k] == lo
+        if not evs and segments and not at_marker:  # what the rule below decides for no events
             segments[-1] = (segments[-1][0], hi - 1, segments[-1][2])
         elif not segments:
             segments.append((lo, hi - 1, evs))
-        elif _starts_new_attempt(lo, markers, segments[-1][2], evs) and not _final_report(lo, hi, scan):
+        elif _starts_new_attempt(at_marker, segments[-1][2], evs) and not _final_report(lo, hi, scan):
             segments.append((lo, hi - 1, evs))
         else:
             plo, _, pevs = segments[-1]
@@ -84,16 +88,26 @@ def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
     return [s for s in segments if s[2]] or [(1, scan.lines, [])]
 
 
+def _boundaries(scan: ScanResult) -> list[int]:
+    """Line 1, every attempt banner and the line after every worker failure, ascending, each once."""
+    out: list[int] = []
+    for line in heapq.merge([1], scan.attempt_starts, (end + 1 for end in scan.attempt_ends)):
+        if not out or line != out[-1]:
+            out.append(line)
+    return out
+
+
 def _final_report(lo: int, hi: int, scan: ScanResult) -> bool:
     """The lines after a worker's failure that hold the launcher's closing report (its traceback and the
     ChildFailedError summary quoting the workers' errors): they belong to the attempt that just ended."""
-    return any(lo <= line < hi for line in scan.report_lines)
+    k = bisect_left(scan.report_lines, lo)
+    return k < len(scan.report_lines) and scan.report_lines[k] < hi
 
 
-def _starts_new_attempt(lo: int, start_markers: set[int], before: list[Event], after: list[Event]) -> bool:
+def _starts_new_attempt(at_marker: bool, before: list[Event], after: list[Event]) -> bool:
     """After a launcher banner, or after the agent reported a dead worker: worker failures from a rank
     that already ran (its process was restarted), or from lines that name no rank at all."""
-    if lo in start_markers:
+    if at_marker:
         return any(e.role in FAILURE_ROLES for e in before)
     workers = [e for e in before if e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED]
     if not any(e.role in FAILURE_ROLES for e in workers):

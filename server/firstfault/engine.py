@@ -27,9 +27,9 @@ class Engine:
         self.matcher = Matcher(self.library.patterns())
 
     def analyze_paths(self, paths: Iterable[str | Path], progress: Progress | None = None,
-                      on_entry: Callable[[int], None] | None = None) -> Report:
+                      on_entry: Callable[[int, bool], None] | None = None) -> Report:
         """Read files ('-' for stdin, .gz transparently) and job folders; raises reader.InputError for a path
-        that cannot be read at all. on_entry(n) reports a folder walk's progress."""
+        that cannot be read at all. on_entry(seen, finished) reports a folder walk's progress."""
         collected = collect(paths, on_entry)
         return self.analyze(collected.inputs, progress, collected.notes)
 

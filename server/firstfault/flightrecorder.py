@@ -69,6 +69,13 @@ def looks_like_dump(head: bytes) -> bool:
                                              and b'"pg_config"' in head[:65536])
 
 
+def dump_prefix(path: str | Path) -> str:
+    """The file name without the rank at its end (nccl_trace_rank_3 -> nccl_trace_rank_), as fr_trace's --prefix."""
+    name = Path(path).name
+    m = _RANK_SUFFIX.search(name)
+    return name[:m.start()] if m else name
+
+
 def load_dump(path: str | Path) -> Dump:
     """Raises InputError for a file that is not a readable dump; nothing in it is ever executed."""
     try:
@@ -185,11 +192,10 @@ def _compare(seq: int, by_rank: dict[int, dict[int, Entry]], paths: dict[int, st
     present = {r: e[seq] for r, e in by_rank.items() if seq in e}
     # A ring buffer forgets old entries: only a rank whose newest entry is older than seq never reached it.
     missing = sorted(r for r, e in by_rank.items() if seq not in e and (not e or max(e) < seq))
-    sample = next(iter(present.values()))
-    if missing and present:
+    sample = present[min(present)]
+    if missing:
         return Finding((f"Not all ranks joining collective, sequence number: {seq}",
-                        f"group info: {sample.group}:{sample.group_desc}", f"collective: {sample.name}",
-                        f"missing ranks: {{{', '.join(map(str, missing))}}}", f"world size: {len(by_rank)}"),
+                        *_entry_lines(sample, by_rank, missing=missing)),
                        missing[0] if len(missing) == 1 else None, paths[missing[0]])
     for field, wording in (("name", "collective type"), ("input_sizes", "input sizes"),
                            ("output_sizes", "output sizes"), ("dtypes", "dtypes"), ("state", "state")):
@@ -197,26 +203,43 @@ def _compare(seq: int, by_rank: dict[int, dict[int, Entry]], paths: dict[int, st
         if len(values) < 2:
             continue
         (expected, count), (_, runner_up) = values.most_common(2)
-        odd = sorted(r for r, e in present.items() if getattr(e, field) != expected)
-        lines = [f"Collective sequence number: {seq} has errors", f"group info: {sample.group}:{sample.group_desc}"]
-        lines += [f"rank {r}: collective: {e.name}, input sizes: {e.input_sizes}, state: {e.state}"
-                  for r, e in sorted(present.items())]
         kind = {"name": "COLLECTIVE_TYPE_MISMATCH", "dtypes": "COLLECTIVE_DTYPE_MISMATCH",
                 "state": "COLLECTIVE_STATE_MISMATCH"}.get(field, "SIZE_OR_SYNTAX_MISMATCH")
         if count == runner_up:
             # A tie (two ranks): nothing says which side is wrong. fr_trace blames whichever it compared second;
             # here each side is named from the other's point of view, so no single rank is taken as the culprit.
             first = min(present)
-            odd = sorted(r for r, e in present.items() if getattr(e, field) != getattr(present[first], field))
-            lines.append(_culprits(odd, present, field, kind, wording, getattr(present[first], field)))
-            lines.append(_culprits([first], present, field, kind, wording, getattr(present[odd[0]], field)))
-            return Finding(tuple(lines), None, paths[first])
-        lines.append(_culprits(odd, present, field, kind, wording, expected))
-        return Finding(tuple(lines), odd[0] if len(odd) == 1 else None, paths[odd[0]])
+            expected = getattr(present[first], field)
+            odd = sorted(r for r, e in present.items() if getattr(e, field) != expected)
+            errors = (_culprits(odd, present, field, kind, wording, expected),
+                      _culprits([first], present, field, kind, wording, getattr(present[odd[0]], field)))
+            return Finding((f"Collective sequence number: {seq} has errors",
+                            *_entry_lines(present[first], by_rank, errors=errors)), None, paths[first])
+        odd = sorted(r for r, e in present.items() if getattr(e, field) != expected)
+        reference = present[next(r for r in sorted(present) if r not in odd)]
+        errors = (_culprits(odd, present, field, kind, wording, expected),)
+        return Finding((f"Collective sequence number: {seq} has errors",
+                        *_entry_lines(reference, by_rank, errors=errors)),
+                       odd[0] if len(odd) == 1 else None, paths[odd[0]])
     return None
 
 
+def _entry_lines(entry: Entry, by_rank: dict, missing: list[int] = (), errors: tuple[str, ...] = ()) -> list[str]:
+    """The lines fr_trace's EntryState.log prints about the entry compared (internal record ids and stack
+    frames left out)."""
+    lines = [f"group info: {entry.group}:{entry.group_desc}", f"collective: {entry.name}"]
+    if missing:
+        lines.append(f"missing ranks: {{{', '.join(map(str, missing))}}}")
+    lines += [f"input sizes: {entry.input_sizes}", f"output sizes: {entry.output_sizes}",
+              f"world size: {len(by_rank)}", f"expected ranks: {{{', '.join(map(str, sorted(by_rank)))}}}",
+              f"collective state: {entry.state}"]
+    return lines + list(errors)
+
+
 def _culprits(ranks: list[int], present: dict[int, Entry], field: str, kind: str, wording: str, expected: str) -> str:
+    def shown(value: str) -> str:  # fr_trace names collective types without the backend: 'all_reduce'
+        return value.rsplit(":", 1)[-1] if field == "name" else value
+
     return "error msg: " + ", ".join(
-        f"Culprit rank {r}; Error type: {kind}, Expected {wording}: '{expected}' does not match found "
-        f"{wording}: '{getattr(present[r], field)}'" for r in ranks)
+        f"Culprit rank {r}; Error type: {kind}, Expected {wording}: '{shown(expected)}' does not match found "
+        f"{wording}: '{shown(getattr(present[r], field))}'" for r in ranks)

@@ -37,7 +37,7 @@ class Collected:
     notes: list[str]
 
 
-def collect(paths: Iterable[str | Path], on_entry: Callable[[int], None] | None = None) -> Collected:
+def collect(paths: Iterable[str | Path], on_entry: Callable[[int, bool], None] | None = None) -> Collected:
     """The inputs behind the paths; raises InputError for a path that cannot be read at all."""
     inputs: list[TextInput] = []
     notes: list[str] = []

@@ -61,16 +61,17 @@ class Folder:
 
     def notes(self) -> list[str]:
         kinds = Counter(f.kind for f in self.files)
-        read = ", ".join(f"{n} {_KIND_NAMES[k][n > 1]}" for k, n in sorted(kinds.items()))
+        read = ", ".join(f"{n:,} {_KIND_NAMES[k][n > 1]}" for k, n in sorted(kinds.items()))
         out = [f"{self.root}: read {read or 'nothing'}"]
         for reason, example in self.skipped:
             n = self.skipped_counts[reason]
-            out.append(f"{self.root}: skipped {n} {'entry' if n == 1 else 'entries'}: {reason} (e.g. {example})")
+            out.append(f"{self.root}: skipped {n:,} {'entry' if n == 1 else 'entries'}: {reason} (e.g. {example})")
         return out
 
 
-def walk(root: str | Path, on_entry: Callable[[int], None] | None = None) -> Folder:
-    """Classify every file under root; raises InputError when root cannot be listed."""
+def walk(root: str | Path, on_entry: Callable[[int, bool], None] | None = None) -> Folder:
+    """Classify every file under root; raises InputError when root cannot be listed. on_entry(seen, finished)
+    is called every 1,000 entries, and once at the end of a walk that long."""
     root = Path(root)
     try:
         os.scandir(root).close()
@@ -94,10 +95,11 @@ def walk(root: str | Path, on_entry: Callable[[int], None] | None = None) -> Fol
         except OSError as exc:
             skip(f"cannot be listed ({exc.strerror or exc})", str(folder))
             continue
+        subfolders = []
         for entry in entries:
             seen += 1
             if on_entry and seen % 1000 == 0:
-                on_entry(seen)
+                on_entry(seen, False)
             if seen > MAX_ENTRIES:
                 skip(f"beyond the first {MAX_ENTRIES:,} entries", entry.path)
                 continue
@@ -108,7 +110,7 @@ def walk(root: str | Path, on_entry: Callable[[int], None] | None = None) -> Fol
                     elif depth + 1 > MAX_DEPTH:
                         skip(f"deeper than {MAX_DEPTH} folders", entry.path)
                     else:
-                        stack.append((Path(entry.path), depth + 1))
+                        subfolders.append((Path(entry.path), depth + 1))
                     continue
                 if entry.is_symlink() and entry.is_dir():
                     skip("links to folders (not followed, so no loops)", entry.path)
@@ -127,6 +129,9 @@ def walk(root: str | Path, on_entry: Callable[[int], None] | None = None) -> Fol
             else:
                 relative = Path(entry.path).relative_to(root).as_posix()
                 found.append(FolderFile(entry.path, kind, *_source_and_attempt(relative)))
+        stack.extend(reversed(subfolders))  # depth first, in name order
+    if on_entry and seen >= 1000:
+        on_entry(seen, True)
     files, older = _newest_attempt(found)
     for f in older:
         skip("from earlier torchrun attempts (the verdict is for the newest)", f.path)

@@ -16,6 +16,7 @@ from firstfault.userregex import SECONDS_PER_SEARCH, BoundedRegex, SlowPattern
 
 from firstfault.model import (
     CATEGORIES,
+    OWN_PLACEHOLDERS,
     ROLES,
     SEVERITIES,
     STATUSES,
@@ -411,7 +412,7 @@ def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) ->
                        "[\"sh\", \"-c\", \"... \\\"$1\\\"\", \"sh\", \"{name}\"]")
         for arg in argv:
             for name in PLACEHOLDER.findall(arg):
-                if name not in groups and name not in ("log", "log_path"):
+                if name not in groups and name not in OWN_PLACEHOLDERS:
                     check.fail(_line_of(check.text, "argv", at), f"placeholder {{{name}}} is not a named "
                                f"group of any pattern here; use one of: {', '.join(sorted(groups)) or 'log'}")
         when = check.strings(item, "when", line_from=at) if "when" in item else []

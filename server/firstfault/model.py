@@ -43,6 +43,11 @@ class Pattern:
     continuation: bool = False
 
 
+# Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight
+# Recorder dump its folder and the file-name prefix before the rank (what PyTorch's torchfrtrace takes).
+OWN_PLACEHOLDERS = ("log", "log_path", "dump_dir", "dump_prefix")
+
+
 def shell_script(argv: list[str] | tuple[str, ...]) -> str | None:
     """The script of `sh -c SCRIPT ...` / `bash -c SCRIPT ...`, else None."""
     return argv[2] if len(argv) >= 3 and argv[0] in ("sh", "bash") and argv[1] == "-c" else None

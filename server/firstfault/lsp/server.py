@@ -314,7 +314,7 @@ class FirstfaultServer(LanguageServer):
         if token is not None:
             self.progress_stops[str(token)] = stop
             self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                title="firstfault: reading log", message=Path(path).name, percentage=0, cancellable=True))
+                title="firstfault: reading " + ("folder" if Path(path).is_dir() else "log"), message=Path(path).name, percentage=0, cancellable=True))
         last = [-1]
 
         def progress(done: int, total: int) -> None:
@@ -337,7 +337,9 @@ class FirstfaultServer(LanguageServer):
             if token is not None:
                 self.progress_stops.pop(str(token), None)
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-        self.publish(Analysis(report, [uri], {}, {}))
+        # A folder (a job's logs, error files and dumps) publishes on every file it read.
+        uris = [uri] if len(report.inputs) == 1 else [from_fs_path(i.path) or i.path for i in report.inputs]
+        self.publish(Analysis(report, uris, {}, {}))
         return {"cancelled": False, "report": report.to_json()}
 
     # --- requests -------------------------------------------------------------------------------

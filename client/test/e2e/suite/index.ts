@@ -132,6 +132,18 @@ check("the walkthrough's Open Example Log opens the bundled example, which gets 
   assert(walkthroughs[0].steps.length === 3, "three ways in");
 });
 
+check("Diagnose Folder on a torchrun job: the Flight Recorder dump names the rank, the error file links to it", async () => {
+  const job = file("torchrun-stall");
+  await vscode.commands.executeCommand("firstfault.diagnoseFolder", job);
+  const current = await until("the folder's report", () => api.currentReport()?.origin.subject === job.fsPath ? api.currentReport() : undefined, 60_000);
+  const top = current.report.diagnoses[0];
+  assert(top.id === "collective-lagging-rank-named" && top.initiator?.rank === 1, `verdict ${top.id} rank ${top.initiator?.rank}`);
+  const dump = file("torchrun-stall", "fr", "nccl_trace_rank_1");
+  const errorFile = vscode.Uri.file(current.report.inputs.find((i) => i.kind === "error-file")!.path);
+  await until("diagnostics on the error file", () => firstfault(errorFile).length ? true : undefined);
+  assert(firstfault(errorFile).some((d) => d.relatedInformation?.some((r) => r.location.uri.fsPath === dump.fsPath)), "error.json links to rank 1's dump");
+});
+
 check("a 60 MB log is diagnosed from its tab (VS Code does not sync it to extensions)", async () => {
   const big = file("big", "train-60mb.log");
   await vscode.commands.executeCommand("vscode.open", big);
