@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import { looksLikeLog, SYNC_LIMIT } from "./largeFiles";
 import { Report } from "./report";
 
-export type DiagnoseFile = (uri: vscode.Uri, token: vscode.CancellationToken) => Promise<Report | undefined>;
+export type DiagnoseFile = (uri: vscode.Uri, token: vscode.CancellationToken, baseline?: vscode.Uri[]) => Promise<Report | undefined>;
 
 /**
  * Logs too big for VS Code to hand to extensions (over 50 MB): their tabs are noticed and the server
@@ -21,12 +21,12 @@ export class DiskLogs {
     return this.reports.get(uri.toString())?.report;
   }
 
-  /** Diagnose File...: any file, now. */
-  async diagnose(uri: vscode.Uri): Promise<Report | undefined> {
+  /** Diagnose File... and Diagnose Folder...: any file or folder, now; with a baseline, compared with a good run. */
+  async diagnose(uri: vscode.Uri, baseline?: vscode.Uri[]): Promise<Report | undefined> {
     const mtime = (await fs.stat(uri.fsPath)).mtimeMs;
     const report = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `firstfault: reading ${uri.fsPath.split(/[\\/]/).pop()}`, cancellable: true },
-      (_progress, token) => this.diagnoseFile(uri, token));
+      (_progress, token) => this.diagnoseFile(uri, token, baseline));
     if (report) {
       this.reports.set(uri.toString(), { report, mtime });
       this.changed.fire();

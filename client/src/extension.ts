@@ -27,8 +27,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
   const server = new Server(context, log);
   const status = new Status();
   let matcher = new LinkMatcher([]);
-  const diskLogs = new DiskLogs(async (uri, token) => {
-    const result = await server.commandCancellable<{ cancelled: boolean; report?: Report }>(DIAGNOSE_FILE, token, { uri: uri.toString() });
+  const diskLogs = new DiskLogs(async (uri, token, baseline) => {
+    const argument = baseline?.length ? { uri: uri.toString(), baseline: baseline.map((b) => b.toString()) } : { uri: uri.toString() };
+    const result = await server.commandCancellable<{ cancelled: boolean; report?: Report }>(DIAGNOSE_FILE, token, argument);
     return result && !result.cancelled ? result.report : undefined;
   });
 
@@ -148,6 +149,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Firstf
       if (!picked?.length) return;
       const report = await diskLogs.diagnose(picked[0]);
       if (report) show(report, { subject: picked[0].fsPath, name: picked[0].fsPath });
+    })),
+    vscode.commands.registerCommand("firstfault.compareWithGoodRun", withErrors(async (uri?: vscode.Uri, good?: vscode.Uri[]) => {
+      // The failed run: the file or folder the command was invoked on, else the active log, else ask.
+      const failed = uri instanceof vscode.Uri ? uri : activeLogUri() ?? (await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: "Failed run", title: "firstfault: the failed run's log or folder" }))?.[0];
+      if (!failed) return;
+      const baseline = good?.length ? good : await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectFolders: true, canSelectMany: true, openLabel: "Compare", title: `firstfault: a run that worked, to compare ${failed.fsPath.split(/[\\/]/).pop()} with` });
+      if (!baseline?.length) return;
+      const report = await diskLogs.diagnose(failed, baseline);
+      if (report) show(report, { subject: `${failed.fsPath} (compared with ${baseline.map((b) => b.fsPath).join(", ")})`, name: failed.fsPath });
     })),
     vscode.commands.registerCommand("firstfault.showReport", withErrors(async () => {
       const uri = activeLogUri();

@@ -51,6 +51,18 @@ export interface Report {
   attempts?: { index: number; first_line: number; last_line: number; events: number; summary: string }[];
   notes?: string[];
   diagnoses: Diagnosis[];
+  /** Present when a good run was given to compare with. */
+  baseline?: Comparison;
+}
+
+/** A failed run beside a good one: how far each got, the setup that differs, what only the failed run printed. */
+export interface Comparison {
+  baseline: string[];
+  phase: string;
+  setup: string[];
+  new_lines: string[];
+  /** Failure-like lines the good run printed too (taken as noise). */
+  discounted: number;
 }
 
 export function where(location: Location): string {

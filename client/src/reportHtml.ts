@@ -1,4 +1,4 @@
-import { Diagnosis, Location, Report, where } from "./report";
+import { Comparison, Diagnosis, Location, Report, where } from "./report";
 import { formatSpan, layoutTimeline, Timeline } from "./timeline";
 
 export interface PageOptions {
@@ -33,9 +33,21 @@ export function renderReport(report: Report, o: PageOptions): string {
 <body>
 <header><h1>firstfault</h1><p class="subject">${esc(o.subject)}</p></header>
 ${body}
+${report.baseline ? comparison(report.baseline) : ""}
 ${(report.notes ?? []).length ? `<section><h2>Notes</h2><ul>${report.notes!.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></section>` : ""}
 <script nonce="${o.nonce}">${SCRIPT}</script>
 </body></html>`;
+}
+
+/** What a good run given as a baseline shows beside the failed one. */
+function comparison(c: Comparison): string {
+  const discounted = c.discounted
+    ? `<li>${c.discounted} failure-like line(s) of the failed run were printed by the good run too: taken as noise, not evidence</li>`
+    : "";
+  return `<section><h2>Compared with a good run</h2><p class="subject">${c.baseline.map(esc).join(", ")}</p>
+<ul>${[c.phase, ...c.setup].map((l) => `<li>${esc(l)}</li>`).join("")}${discounted}</ul>
+${c.new_lines.length ? `<h3>Error lines the good run never printed</h3><ul>${c.new_lines.map((l) => `<li><code>${esc(l)}</code></li>`).join("")}</ul>` : "<p>The failed run printed no error line the good run did not print too.</p>"}
+</section>`;
 }
 
 /**

@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     diagnose.add_argument("--brief", action="store_true", help="one line per diagnosis (for scripts and CI logs)")
+    diagnose.add_argument("--baseline", action="append", default=[], metavar="PATH",
+                          help="a log or folder of a run that worked (repeatable): what is new in the failed run, "
+                               "the setup that differs, how far each got; lines both printed are not evidence")
     diagnose.add_argument("--redact", action="store_true",
                           help="mask host names, IP addresses and user names in paths (text and markdown output)")
 
@@ -145,7 +148,10 @@ def _diagnose(args: argparse.Namespace) -> int:
     if args.format == "json" and args.redact:
         raise InputError("--redact masks text and markdown output; JSON keeps every value for the tools that read it")
     engine = Engine(_library(args.signatures))
-    report = engine.analyze_paths(args.paths, progress=_progress_printer(), on_entry=_walk_printer())
+    if "-" in args.baseline:
+        raise InputError("--baseline takes files or folders; stdin ('-') holds the failed run only")
+    report = engine.analyze_paths(args.paths, progress=_progress_printer(), on_entry=_walk_printer(),
+                                  baseline=args.baseline)
     if args.format == "json":
         out = dumps(report.to_json())
     elif args.format == "markdown":

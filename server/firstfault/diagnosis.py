@@ -175,6 +175,7 @@ class Report:
     attempts: tuple[Attempt, ...] = ()
     notes: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()
+    comparison: Any = None  # baseline.Comparison when a good run was given
 
     @property
     def failed(self) -> bool:
@@ -188,4 +189,5 @@ class Report:
             "attempts": [{"index": a.index, "first_line": a.first_line, "last_line": a.last_line,
                           "events": len(a.events), "summary": a.summary} for a in self.attempts],
             "notes": list(self.notes),
+            **({"baseline": self.comparison.to_json()} if self.comparison is not None else {}),
         }

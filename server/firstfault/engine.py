@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import attrs
 
 from firstfault import __version__
+from firstfault.baseline import RunSummary, compare, shared_with, summarise, template
 from firstfault.context import Source, source_from_path
 from firstfault.correlator import diagnose_attempt, split_attempts
 from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
-from firstfault.matcher import Matcher, ScanResult
+from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
+
+
+@attrs.frozen
+class Baseline:
+    """A run that worked: the paths given (as the report names them) and the inputs found in them."""
+
+    names: tuple[str, ...]
+    inputs: list[TextInput]
 
 
 class Engine:
@@ -27,18 +37,22 @@ class Engine:
         self.matcher = Matcher(self.library.patterns())
 
     def analyze_paths(self, paths: Iterable[str | Path], progress: Progress | None = None,
-                      on_entry: Callable[[int, bool], None] | None = None) -> Report:
+                      on_entry: Callable[[int, bool], None] | None = None,
+                      baseline: Iterable[str | Path] = ()) -> Report:
         """Read files ('-' for stdin, .gz transparently) and job folders; raises reader.InputError for a path
-        that cannot be read at all. on_entry(seen, finished) reports a folder walk's progress."""
+        that cannot be read at all. on_entry(seen, finished) reports a folder walk's progress. `baseline`: the
+        files or folders of a run that worked, to compare with."""
         collected = collect(paths, on_entry)
-        return self.analyze(collected.inputs, progress, collected.notes)
+        baseline = [str(b) for b in baseline]
+        good = Baseline(tuple(baseline), collect(baseline, on_entry).inputs) if baseline else None
+        return self.analyze(collected.inputs, progress, collected.notes, good)
 
     def analyze_text(self, text: str, name: str = "<text>") -> Report:
         return self.analyze([text_input(text, name)])
 
     def analyze(self, inputs: list[TextInput], progress: Progress | None = None,
-                input_notes: Iterable[str] = ()) -> Report:
-        total = sum(i.size for i in inputs)
+                input_notes: Iterable[str] = (), baseline: Baseline | None = None) -> Report:
+        total = sum(i.size for i in inputs) + (sum(i.size for i in baseline.inputs) if baseline else 0)
         done = 0
 
         def advance(n: int) -> None:
@@ -47,16 +61,16 @@ class Engine:
             if progress:
                 progress(min(done, total), total)
 
-        scans: list[ScanResult] = []
-        file_sources: list[Source] = []
-        order = 0
-        for index, item in enumerate(inputs):
-            source = item.source if item.source is not None else (
-                source_from_path(item.name)[0] if len(inputs) > 1 else Source())
-            file_sources.append(source)
-            scan = _placed(self.matcher.scan(item.chunks(), item.name, index, source, order, advance), item)
-            order += len(scan.events)
-            scans.append(scan)
+        scans, file_sources = self._scan(inputs, advance)
+        comparison = None
+        if baseline:
+            good_scans, _ = self._scan(baseline.inputs, advance)
+            good = summarise((e for s in good_scans for e in s.events), _all_chunks(baseline.inputs))
+            discounted = 0
+            for scan in scans:
+                marked = [attrs.evolve(e, in_baseline=True) if shared_with(good, e) else e for e in scan.events]
+                discounted += sum(e.in_baseline for e in marked)
+                scan.events[:] = marked
         attempts = split_attempts(scans)
         diagnoses, notes = ([], [])
         if attempts:
@@ -70,10 +84,29 @@ class Engine:
         if history:
             notes = [f"{len(attempts)} attempts found; this verdict is for the last one "
                      f"(lines {attempts[-1].first_line}-{attempts[-1].last_line})", *notes]
+        if baseline:
+            current_events = list(attempts[-1].events) if attempts else []
+            bad = summarise(current_events, _all_chunks(inputs))
+            comparison = compare(current_events, bad, good, baseline.names, discounted)
+            if diagnoses and (new := _new_in_failed_run(diagnoses[0], current_events, good)):
+                diagnoses[0] = attrs.evolve(diagnoses[0], evidence_for=diagnoses[0].evidence_for + (new,))
         infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary, i.kind) for i, s in zip(inputs, scans))
         notes = [*notes, *input_notes, *self.matcher.slow_patterns()]
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
-                      tuple(e for a in attempts for e in a.events))
+                      tuple(e for a in attempts for e in a.events), comparison)
+
+    def _scan(self, inputs: list[TextInput], advance: Callable[[int], None]) -> tuple[list[ScanResult], list[Source]]:
+        scans: list[ScanResult] = []
+        file_sources: list[Source] = []
+        order = 0
+        for index, item in enumerate(inputs):
+            source = item.source if item.source is not None else (
+                source_from_path(item.name)[0] if len(inputs) > 1 else Source())
+            file_sources.append(source)
+            scan = _placed(self.matcher.scan(item.chunks(), item.name, index, source, order, advance), item)
+            order += len(scan.events)
+            scans.append(scan)
+        return scans, file_sources
 
     def _summarise(self, attempt: Attempt, file_sources: list[Source]) -> Attempt:
         diagnoses, _ = diagnose_attempt(attempt, self.library.references, file_sources)
@@ -109,3 +142,18 @@ def _placed(scan: ScanResult, item: TextInput) -> ScanResult:
                                    time_inferred=e.time is None and item.time is not None)
                       for e in scan.events]
     return scan
+
+
+def _all_chunks(inputs: list[TextInput]) -> Iterator[Chunk]:
+    for item in inputs:
+        yield from item.chunks()
+
+
+def _new_in_failed_run(diagnosis: Diagnosis, events: list[Event], good: RunSummary) -> str | None:
+    init = diagnosis.initiator
+    if init is None:
+        return None
+    at = [e for e in events if e.path == init.path and e.line == init.line]
+    if at and all(template(e) not in good.templates for e in at):
+        return "the good run never printed this line"
+    return None

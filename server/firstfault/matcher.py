@@ -53,6 +53,8 @@ class Event:
     possible: str | None = None
     # A collateral line taken as the failure because nothing in the input shows what caused it.
     cause_absent: bool = False
+    # The good run given as a baseline printed this line too (same pattern, same message bar numbers).
+    in_baseline: bool = False
 
     @property
     def role(self) -> str:

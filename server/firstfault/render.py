@@ -66,6 +66,14 @@ def text_report(report: Report, style: Style) -> str:
         out.extend(_hypotheses_text(report, style))
     else:
         out.append(style.green("No failure found.") + " " + _nothing_found(report))
+    if (c := report.comparison) is not None:
+        out += ["", style.bold(f"Compared with a good run ({', '.join(c.baseline)})")]
+        out += [f"  {line}" for line in c.lines()]
+        if c.new_lines:
+            out.append("  Error lines the good run never printed:")
+            out += [f"    {line}" for line in c.new_lines]
+        elif not report.diagnoses:
+            out.append("  The failed run printed no error line the good run did not print too.")
     out.append("")
     for info in report.inputs:
         if info.binary:
@@ -167,7 +175,7 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
 def markdown_report(report: Report) -> str:
     out = []
     if not report.diagnoses:
-        return f"**No failure found.** {_nothing_found(report)}\n"
+        return f"**No failure found.** {_nothing_found(report)}\n" + "\n".join(_comparison_markdown(report))
     for note in report.notes:
         out.append(f"> note: {note}\n")
     top, *others = report.diagnoses
@@ -183,7 +191,19 @@ def markdown_report(report: Report) -> str:
         out.append("\n### Earlier attempts\n")
         out += [f"- attempt {a.index + 1} (lines {a.first_line}-{a.last_line}): {a.summary}"
                 for a in report.attempts[:-1]]
+    out += _comparison_markdown(report)
     return "\n".join(out) + "\n"
+
+
+def _comparison_markdown(report: Report) -> list[str]:
+    c = report.comparison
+    if c is None:
+        return []
+    out = ["\n### Compared with a good run\n", f"Baseline: {', '.join(f'`{b}`' for b in c.baseline)}", ""]
+    out += [f"- {line}" for line in c.lines()]
+    if c.new_lines:
+        out += ["", "Error lines the good run never printed:", ""] + [f"- `{line}`" for line in c.new_lines]
+    return out
 
 
 def _diagnosis_markdown(d: Diagnosis) -> list[str]:

@@ -42,6 +42,8 @@ def without_catch_all(event: Event) -> Event:
 def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
     events = _needs_met_or_context([restored(e) for e in events], input_lines)
+    # What the good run printed too is noise both runs share, whatever it says.
+    events = [as_context(e) if e.in_baseline else e for e in events]
     if not _recognised_failure(events):
         # Only consequences of a failure (a worker died, the store went away): they are what the log can say, as a
         # verdict that names the consequence and says the cause is not in the input. The launcher's teardown

@@ -75,3 +75,16 @@ test("a template drops who printed the line and masks numbers", () => {
     template("[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12"));
   assert.equal(template("(VllmWorker rank=1 pid=2445156) ERROR x 3"), "ERROR x N");
 });
+
+test("a comparison with a good run shows how far each got, the setup that differs and what is new, escaped", () => {
+  const report = { ...exampleReport(), baseline: {
+    baseline: ["runs/good <ok>"], phase: "the failed run reached step 2; the good run reached step 4",
+    setup: ["NCCL version: 2.26.2+cuda12.2 in the failed run, 2.26.2+cuda12.6 in the good run"],
+    new_lines: ["ValueError: corrupt shard <x> ×3 (console.log:28, rank(s) 1)"], discounted: 4 } };
+  const html = renderReport(report, options);
+  assert.match(html, /<h2>Compared with a good run<\/h2><p class="subject">runs\/good &lt;ok&gt;<\/p>/);
+  assert.match(html, /<li>the failed run reached step 2; the good run reached step 4<\/li><li>NCCL version: /);
+  assert.match(html, /<h3>Error lines the good run never printed<\/h3><ul><li><code>ValueError: corrupt shard &lt;x&gt;/);
+  assert.match(html, /4 failure-like line\(s\) of the failed run were printed by the good run too/);
+  assert.doesNotMatch(renderReport(exampleReport(), options), /Compared with a good run/);
+});

@@ -302,8 +302,10 @@ class FirstfaultServer(LanguageServer):
         if not any(u in open_now for u in analysis.uris) and (task := self.pending.pop(self.group_key(uri), None)):
             task.cancel()
 
-    async def diagnose_file(self, uri: str) -> dict[str, Any]:
-        path = to_fs_path(uri) if uri.startswith("file:") else uri
+    async def diagnose_file(self, uri: str, baseline: list[str] = ()) -> dict[str, Any]:
+        """A file or a job's folder on disk, read by the server; `baseline`: URIs of a run that worked."""
+        path = _fs_path(uri)
+        good = [_fs_path(u) for u in baseline]
         loop = asyncio.get_running_loop()
         stop = threading.Event()
         token: str | None = None
@@ -329,7 +331,7 @@ class FirstfaultServer(LanguageServer):
 
         try:
             report = await loop.run_in_executor(self.worker, functools.partial(
-                self.engine.analyze_paths, [path], progress))
+                self.engine.analyze_paths, [path], progress, baseline=good))
         except (asyncio.CancelledError, Cancelled):
             stop.set()
             return {"cancelled": True}
@@ -596,11 +598,16 @@ def build() -> FirstfaultServer:
     async def diagnose_file(*args: Any) -> dict[str, Any] | None:
         argument = _first(args)
         uri = argument.get("uri") if isinstance(argument, dict) else argument
-        if not isinstance(uri, str):
-            raise ValueError("diagnoseFile takes a file URI")
-        return await server.diagnose_file(uri)
+        baseline = argument.get("baseline", []) if isinstance(argument, dict) else []
+        if not isinstance(uri, str) or not isinstance(baseline, list) or not all(isinstance(b, str) for b in baseline):
+            raise ValueError("diagnoseFile takes a file or folder URI, and optionally {\"baseline\": [URI, ...]}")
+        return await server.diagnose_file(uri, baseline)
 
     return server
+
+
+def _fs_path(uri: str) -> str:
+    return (to_fs_path(uri) or uri) if uri.startswith("file:") else uri
 
 
 def _first(args: tuple) -> Any:

@@ -144,6 +144,15 @@ check("Diagnose Folder on a torchrun job: the Flight Recorder dump names the ran
   assert(firstfault(errorFile).some((d) => d.relatedInformation?.some((r) => r.location.uri.fsPath === dump.fsPath)), "error.json links to rank 1's dump");
 });
 
+check("Compare with a Good Run: the report says how far each run got and what only the failed run printed", async () => {
+  const failed = file("jobs", "torchrun-raise");
+  await vscode.commands.executeCommand("firstfault.compareWithGoodRun", failed, [file("jobs", "torchrun-ok")]);
+  const current = await until("the comparison's report", () => api.currentReport()?.report.baseline ? api.currentReport() : undefined, 60_000);
+  const c = current.report.baseline!;
+  assert(c.phase === "the failed run reached step 2; the good run reached step 4", `phase: ${c.phase}`);
+  assert(c.new_lines[0]?.startsWith("ValueError: corrupt shard"), `new: ${c.new_lines[0]}`);
+});
+
 check("a 60 MB log is diagnosed from its tab (VS Code does not sync it to extensions)", async () => {
   const big = file("big", "train-60mb.log");
   await vscode.commands.executeCommand("vscode.open", big);
