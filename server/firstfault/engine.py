@@ -9,6 +9,7 @@ import attrs
 
 from firstfault import __version__
 from firstfault.baseline import RunSummary, compare, shared_with, summarise, template
+from firstfault.clocks import estimate, qualify
 from firstfault.context import Source, source_from_path
 from firstfault.correlator import diagnose_attempt, split_attempts
 from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
@@ -71,10 +72,17 @@ class Engine:
                 marked = [attrs.evolve(e, in_baseline=True) if shared_with(good, e) else e for e in scan.events]
                 discounted += sum(e.in_baseline for e in marked)
                 scan.events[:] = marked
+        clocks = estimate([e for scan in scans for e in scan.events])
+        if clocks.offsets:
+            for scan in scans:
+                scan.events[:] = [clocks.corrected(e) for e in scan.events]
         attempts = split_attempts(scans)
         diagnoses, notes = ([], [])
         if attempts:
             diagnoses, notes = diagnose_attempt(attempts[-1], self.library.references, file_sources)
+            if diagnoses:
+                diagnoses[0] = qualify(diagnoses[0], list(attempts[-1].events), clocks)
+            notes = [*notes, *clocks.notes()]
         if diagnoses and (rank := diagnoses[0].silent_rank) is not None:
             seen = last_seen(rank, [(i.chunks, i.size) for i in inputs], file_sources)
             if seen is not None:

@@ -176,8 +176,6 @@ def markdown_report(report: Report) -> str:
     out = []
     if not report.diagnoses:
         return f"**No failure found.** {_nothing_found(report)}\n" + "\n".join(_comparison_markdown(report))
-    for note in report.notes:
-        out.append(f"> note: {note}\n")
     top, *others = report.diagnoses
     out.extend(_diagnosis_markdown(top))
     if others:
@@ -192,6 +190,8 @@ def markdown_report(report: Report) -> str:
         out += [f"- attempt {a.index + 1} (lines {a.first_line}-{a.last_line}): {a.summary}"
                 for a in report.attempts[:-1]]
     out += _comparison_markdown(report)
+    if report.notes:
+        out += ["", *(f"> note: {note}\n" for note in report.notes)]
     return "\n".join(out) + "\n"
 
 
