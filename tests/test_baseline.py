@@ -1,5 +1,5 @@
-"""Comparing a failed run with a good one (`--baseline`): real torch 2.13 runs of tests/fixtures/jobs/train.py
-(torchrun-ok is the same job with nothing failing), and NCCL INFO lines quoted in signatures/communication/
+"""Comparing a failed run with a good one (`--baseline`): real torch 2.13 runs of tests/fixtures/jobs/train.py in
+examples/ (torchrun-ok is the same job with nothing failing), and NCCL INFO lines quoted in signatures/communication/
 host-config-differs.toml."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from firstfault.cli import main
 from firstfault.engine import Engine
 
-JOBS = Path(__file__).parent / "fixtures" / "jobs"
+EXAMPLES = Path(__file__).parent.parent / "examples"
 REALRUN = Path(__file__).parent / "fixtures" / "realrun"
 
 
@@ -22,12 +22,12 @@ def engine() -> Engine:
 
 
 def test_what_the_failed_run_printed_and_the_good_one_never_did(engine):
-    report = engine.analyze_paths([JOBS / "torchrun-raise"], baseline=[JOBS / "torchrun-ok"])
+    report = engine.analyze_paths([EXAMPLES / "torchrun-raise"], baseline=[EXAMPLES / "torchrun-ok"])
     top = report.diagnoses[0]
     assert top.reference.id == "python-exception-one-rank" and top.initiator.rank == 1
     assert "the good run never printed this line" in top.evidence_for
     c = report.comparison
-    assert c.baseline == (str(JOBS / "torchrun-ok"),)
+    assert c.baseline == (str(EXAMPLES / "torchrun-ok"),)
     assert c.phase == "the failed run reached step 2; the good run reached step 4"
     assert c.new_lines[0].startswith("ValueError: corrupt shard: /data/shard-00001.bin has 0 bytes ×3 (")
 
@@ -55,7 +55,7 @@ def test_the_setup_that_differs(engine, tmp_path):
 
 
 def test_the_cli_shows_the_comparison_in_every_format(capsys):
-    args = ["diagnose", str(JOBS / "torchrun-raise"), "--baseline", str(JOBS / "torchrun-ok")]
+    args = ["diagnose", str(EXAMPLES / "torchrun-raise"), "--baseline", str(EXAMPLES / "torchrun-ok")]
     assert main([*args, "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)["baseline"]
     assert data["phase"].startswith("the failed run reached step 2") and data["new_lines"]

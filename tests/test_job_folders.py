@@ -20,7 +20,8 @@ from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, walk
 from firstfault.reader import InputError
 
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
-EXAMPLE_JOB = Path(__file__).parent.parent / "examples" / "torchrun-stall"  # made the same way as JOBS
+EXAMPLES = Path(__file__).parent.parent / "examples"  # torchrun-raise, -stall and -ok: made the same way as JOBS
+EXAMPLE_JOB = EXAMPLES / "torchrun-stall"
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +36,8 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_a_torchrun_log_dir_is_read_with_ranks_from_its_paths():
-    folder = walk(JOBS / "torchrun-raise")
-    kinds = {Path(f.path).relative_to(JOBS / "torchrun-raise").as_posix().split("/", 2)[-1]: f.kind
+    folder = walk(EXAMPLES / "torchrun-raise")
+    kinds = {Path(f.path).relative_to(EXAMPLES / "torchrun-raise").as_posix().split("/", 2)[-1]: f.kind
              for f in folder.files}
     assert kinds["attempt_0/1/error.json"] == ERROR_FILE and kinds["attempt_0/0/stderr.log"] == LOG
     assert [f.kind for f in folder.files if "/fr/" in f.path] == [DUMP, DUMP]
@@ -46,7 +47,7 @@ def test_a_torchrun_log_dir_is_read_with_ranks_from_its_paths():
 
 
 @pytest.mark.parametrize("job, reference, rank", [
-    ("torchrun-raise", "python-exception-one-rank", 1),
+    (EXAMPLES / "torchrun-raise", "python-exception-one-rank", 1),
     # rank 1 stalled before step 3's all_reduce: only the dumps show that it never entered it
     (EXAMPLE_JOB, "collective-lagging-rank-named", 1),
     # two ranks, two different collectives: no majority says which one is wrong
@@ -71,12 +72,12 @@ def test_the_console_log_alone_cannot_tell_which_rank_stalled(engine):
 
 def test_the_launchers_closing_report_is_not_a_new_attempt(engine):
     """torchrun's ChildFailedError summary after the last worker's failure quotes that failure again."""
-    report = engine.analyze_paths([JOBS / "torchrun-raise" / "console.log"])
+    report = engine.analyze_paths([EXAMPLES / "torchrun-raise" / "console.log"])
     assert len(report.attempts) == 1 and report.diagnoses[0].reference.id == "python-exception-one-rank"
 
 
 def test_error_files_in_both_formats(tmp_path):
-    real = read_error_file(next((JOBS / "torchrun-raise").rglob("1/error.json")))
+    real = read_error_file(next((EXAMPLES / "torchrun-raise").rglob("1/error.json")))
     assert real.message == "ValueError: corrupt shard: /data/shard-00001.bin has 0 bytes"
     assert real.text().startswith("Traceback (most recent call last):") and real.timestamp == 1796329189
     string_form = tmp_path / "error.json"
@@ -167,7 +168,7 @@ def test_a_cut_dump_is_an_input_problem_not_a_crash(tmp_path, cut):
 
 def test_links_to_folders_are_not_followed(tmp_path, engine):
     job = tmp_path / "job"
-    shutil.copytree(JOBS / "torchrun-raise", job)
+    shutil.copytree(EXAMPLES / "torchrun-raise", job)
     os.symlink(job, job / "loop")
     folder = walk(job)
     assert any("links to folders" in reason for reason, _ in folder.skipped)
@@ -176,7 +177,7 @@ def test_links_to_folders_are_not_followed(tmp_path, engine):
 
 def test_older_attempts_are_listed_as_skipped(tmp_path):
     job = tmp_path / "job"
-    shutil.copytree(JOBS / "torchrun-raise", job)
+    shutil.copytree(EXAMPLES / "torchrun-raise", job)
     run = next((job / "logs").iterdir())
     shutil.copytree(run / "attempt_0", run / "attempt_1")
     folder = walk(job)

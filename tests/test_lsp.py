@@ -342,13 +342,12 @@ async def test_diagnose_folder_publishes_on_each_file_and_links_to_the_dump(clie
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_diagnose_file_compares_with_a_good_run(client: LanguageClient):
-    jobs = Path(__file__).parent / "fixtures" / "jobs"
     result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        "firstfault.server.diagnoseFile", [{"uri": (jobs / "torchrun-raise").as_uri(),
-                                            "baseline": [(jobs / "torchrun-ok").as_uri()]}]))
+        "firstfault.server.diagnoseFile", [{"uri": (EXAMPLES / "torchrun-raise").as_uri(),
+                                            "baseline": [(EXAMPLES / "torchrun-ok").as_uri()]}]))
     assert result["report"]["baseline"]["phase"] == "the failed run reached step 2; the good run reached step 4"
     bad = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        "firstfault.server.diagnoseFile", [{"uri": (jobs / "torchrun-raise").as_uri(), "baseline": "not a list"}]))
+        "firstfault.server.diagnoseFile", [{"uri": (EXAMPLES / "torchrun-raise").as_uri(), "baseline": "not a list"}]))
     assert bad is None
 
 

@@ -38,7 +38,7 @@ mkdirSync(join(ws, "big"), { recursive: true });
 copyFileSync(join(ROOT, "examples", "oom-cascade", "train.log"), join(ws, "oom-cascade", "train.log"));
 copyFileSync(join(ROOT, "tests", "fixtures", "realrun", "rank-raises.log"), join(ws, "realrun", "rank-raises.log"));
 cpSync(join(ROOT, "examples", "torchrun-stall"), join(ws, "torchrun-stall"), { recursive: true });
-for (const job of ["torchrun-raise", "torchrun-ok"]) cpSync(join(ROOT, "tests", "fixtures", "jobs", job), join(ws, "jobs", job), { recursive: true });
+for (const job of ["torchrun-raise", "torchrun-ok"]) cpSync(join(ROOT, "examples", job), join(ws, "jobs", job), { recursive: true });
 execFileSync("python3", [join(ROOT, "bench", "generate.py"), join(ws, "big", "train-60mb.log"), "--size-mb", "60", "--ranks", "64"], { stdio: "inherit" });
 mkdirSync(join(userData, "User"), { recursive: true });
 writeFileSync(join(userData, "User", "settings.json"), JSON.stringify({
