@@ -203,3 +203,18 @@ def test_an_empty_folder_or_one_without_logs_is_an_input_error(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 10)
     with pytest.raises(InputError, match="no logs, error files or Flight Recorder dumps"):
         collect([tmp_path])
+
+
+def test_files_numbered_0_to_n_minus_1_are_one_per_rank(tmp_path):
+    """srun -o %x-%j-%t.out: the task number is the rank. Rank 1's file holds the raise example's traceback
+    without torch's [rank1]: prefix, so only its name says whose it is; pids (%p) are never taken for ranks."""
+    stderr = next((EXAMPLES / "torchrun-raise").rglob("1/stderr.log")).read_text()
+    (tmp_path / "train-4242-0.out").write_text("step 0 ok\n")
+    (tmp_path / "train-4242-1.out").write_text(stderr.replace("[rank1]: ", ""))
+    (tmp_path / "nccl.gpu-node-a.81234").write_text("step 0 ok\n")
+    (tmp_path / "nccl.gpu-node-a.81240").write_text("step 0 ok\n")
+    ranks = {Path(f.path).name: f.source.rank for f in walk(tmp_path).files}
+    assert ranks == {"train-4242-0.out": 0, "train-4242-1.out": 1, "nccl.gpu-node-a.81234": None,
+                     "nccl.gpu-node-a.81240": None}
+    report = Engine().analyze_paths([tmp_path])
+    assert report.diagnoses[0].initiator.rank == 1

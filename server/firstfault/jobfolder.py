@@ -132,7 +132,7 @@ def walk(root: str | Path, on_entry: Callable[[int, bool], None] | None = None) 
         stack.extend(reversed(subfolders))  # depth first, in name order
     if on_entry and seen >= 1000:
         on_entry(seen, True)
-    files, older = _newest_attempt(found)
+    files, older = _newest_attempt(_numbered_ranks(found))
     for f in older:
         skip("from earlier torchrun attempts (the verdict is for the newest)", f.path)
     return Folder(str(root), tuple(sorted(files, key=lambda f: f.path)), tuple(skipped.items()), dict(counts))
@@ -176,6 +176,27 @@ def _source_and_attempt(relative: str) -> tuple[Source, int | None]:
                 source = attrs.evolve(source, host=part)
                 break
     return source, attempt
+
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)((?:\.[A-Za-z]+)*)$")
+
+
+def _numbered_ranks(files: list[FolderFile]) -> list[FolderFile]:
+    """Logs named alike but for a number that runs 0, 1, ... N-1 in one folder (Slurm's %t in `-o %x-%j-%t.out`,
+    worker-0.log, ...) are one per rank: the number is the rank, where nothing else gives one. A pid (%p) or a
+    date never runs from 0 without a gap, so it is not taken for one."""
+    groups: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+    for i, f in enumerate(files):
+        path = Path(f.path)
+        if f.kind == LOG and f.source.rank is None and f.source.local_rank is None and (m := _NUMBERED.match(path.name)):
+            groups.setdefault((str(path.parent), m.group(1), m.group(3)), []).append((i, int(m.group(2))))
+    out = list(files)
+    for members in groups.values():
+        numbers = sorted(n for _, n in members)
+        if len(members) >= 2 and numbers == list(range(len(members))):
+            for i, n in members:
+                out[i] = attrs.evolve(out[i], source=attrs.evolve(out[i].source, rank=n))
+    return out
 
 
 def _newest_attempt(files: list[FolderFile]) -> tuple[list[FolderFile], list[FolderFile]]:
