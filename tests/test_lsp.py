@@ -352,6 +352,47 @@ async def test_diagnose_file_compares_with_a_good_run(client: LanguageClient):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_thousand_rapid_edits_end_in_the_last_versions_diagnostics(client: LanguageClient, tmp_path: Path):
+    """Issue 15, item 13: edits coalesce (the newest version wins) and hovers are answered from the last analysis
+    while edits pour in. bench/lsp.py times it on 10 MiB; this checks what is answered, not how fast."""
+    log = tmp_path / "live.log"
+    text = EXAMPLE.read_text() + "[rank0]: step 1 loss 2.31\n" * 20_000
+    await open_and_wait(client, log, text)
+    uri, line, versions = log.as_uri(), text.count("\n"), []
+
+    async def collect() -> None:
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            versions.append((params.uri, params.version))
+
+    collector = asyncio.create_task(collect())
+
+    hovers = []
+    for version in range(2, 1002):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+            [types.TextDocumentContentChangePartial(range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+                                                    text=f"[rank0]: step {version} loss 2.31\n")]))
+        line += 1
+        if version % 50 == 0:
+            hovers.append(await client.text_document_hover_async(types.HoverParams(
+                types.TextDocumentIdentifier(uri), types.Position(31, 40))))
+    # The last edit turns the log's end into a second failure: the final diagnostics must show it.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=1002, uri=uri),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+                                                text="[rank5]: RuntimeError: CUDA error: an illegal memory access was "
+                                                     "encountered\n")]))
+    await asyncio.wait_for(_until(lambda: (uri, 1002) in versions), 60)  # a guard against hanging
+    collector.cancel()
+    assert all(h is not None and "out of memory" in h.contents.value.lower() for h in hovers)
+    final = client.diagnostics[uri]
+    assert any(d.range.start.line == line and d.code == "illegal-memory-access" for d in final)
+    published_versions = [v for u, v in versions if u == uri]
+    assert len(published_versions) < 100 and published_versions[-1] == 1002  # coalesced, newest last
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_settings_change_bad_values_and_broken_signature_file(client: LanguageClient, tmp_path: Path):
     broken = tmp_path / "sigs"
     broken.mkdir()

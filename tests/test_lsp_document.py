@@ -4,6 +4,8 @@ VS Code, even when a log holds U+2028, U+0085 or a form feed; incremental edits 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.workspace import Workspace
 
@@ -47,3 +49,43 @@ def test_edits_at_the_end_across_lines_and_with_astral_characters():
     assert doc.source == "x = \r"
     doc.apply_change(edit((1, 0), (1, 0), "appended\n"))
     assert doc.source == "x = \rappended\n"
+
+
+def _reference_edit(source: str, start: tuple[int, int], end: tuple[int, int], text: str) -> str:
+    """The edit applied the slow, obvious way: split the editor's lines, count characters (ASCII text here)."""
+    lines = editor_lines(source)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        if line >= len(lines):
+            return len(source)
+        return starts[line] + min(column, len(lines[line].rstrip("\r\n")))
+
+    begin = offset(*start)
+    stop = max(begin, offset(*end))
+    return source[:begin] + text + source[stop:]
+
+
+_PIECES = st.text(alphabet="ab\r\n", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(source=_PIECES, edits=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3),
+                                                st.integers(0, 6), _PIECES), max_size=8))
+def test_the_line_index_kept_across_edits_is_the_one_a_full_split_gives(source, edits):
+    """Breaks made or undone by an edit (a \\n typed after a \\r, a \\r\\n cut in half) land in the index."""
+    doc = document(source)
+    expected = source
+    for line, column, lines_more, end_column, text in edits:
+        start, end = (line, column), (line + lines_more, end_column)
+        if end < start:
+            start, end = end, start
+        doc.apply_change(edit(start, end, text))
+        expected = _reference_edit(expected, start, end, text)
+        assert doc.source == expected
+        split = editor_lines(expected)
+        count = len(split) + (1 if expected.endswith(("\r", "\n")) or not expected else 0)
+        assert len(doc.starts()) == count
+        assert [doc.line_text(i) for i in range(len(split))] == [line.rstrip("\r\n") for line in split]

@@ -6,7 +6,6 @@ thread so the event loop keeps answering hovers while a big log is read."""
 from __future__ import annotations
 
 import asyncio
-from array import array
 import functools
 import re
 import sys
@@ -35,7 +34,7 @@ from firstfault.hovertext import line_markdown
 from firstfault.knowledge import Knowledge, render_entry
 from firstfault.loader import builtin_dir, load_library
 from firstfault.lsp import convert
-from firstfault.lsp.document import use_editor_lines
+from firstfault.lsp.document import LogDocument, use_editor_lines
 from firstfault.lsp.settings import Settings, parse
 from firstfault.reader import InputError
 from firstfault.render import markdown_report
@@ -49,7 +48,6 @@ LITERALS = "firstfault.server.literals"
 COPY, RUN, OPEN_REFERENCE, REVEAL = ("firstfault.copyToClipboard", "firstfault.runInTerminal",
                                      "firstfault.openReference", "firstfault.revealLine")
 SHOW_TEXT, SHOW_DOCUMENT = "firstfault.server.showText", "firstfault.server.showDocument"
-_LINE_END = re.compile(r"\r\n|\n|\r")
 _RANK_IN_NAME = re.compile(r"((?:^|[^a-z])rank[-_.]?)\d+", re.IGNORECASE)
 
 
@@ -93,7 +91,6 @@ class FirstfaultServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="firstfault-analysis")
         self.reported_errors: set[str] = set()
         self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
-        self.line_starts: dict[str, tuple[int | None, array]] = {}  # URI -> (version, line start offsets)
         self.client_commands: frozenset[str] = frozenset()
 
     @property
@@ -266,7 +263,9 @@ class FirstfaultServer(LanguageServer):
                                   self.settings.max_diagnostics_per_file)
         for index, uri in enumerate(analysis.uris):
             self.analyses[uri] = analysis
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, self.diagnostics(analysis, index)))
+            # The version analysed, so an editor (and a test) can tell a stale publication from the current one.
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri, self.diagnostics(analysis, index), version=analysis.versions.get(uri)))
         self.refresh_lenses()
 
     def refresh_lenses(self) -> None:
@@ -288,7 +287,6 @@ class FirstfaultServer(LanguageServer):
         return out
 
     def forget(self, uri: str) -> None:
-        self.line_starts.pop(uri, None)
         analysis = self.analyses.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         if analysis is None:
@@ -367,21 +365,11 @@ class FirstfaultServer(LanguageServer):
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
 
     def _line_text(self, uri: str, line: int) -> str | None:
-        """One line of an open document; line starts are indexed once per version, not split per hover."""
+        """One line of an open document, from the line index the document keeps up to date across edits."""
         doc = self.document(uri)
-        if doc is None:
-            return None
-        cached = self.line_starts.get(uri)
-        if cached is None or cached[0] != doc.version:
-            source = doc.source
-            starts = array("q", [0])
-            starts.extend(m.end() for m in _LINE_END.finditer(source))
-            cached = self.line_starts[uri] = (doc.version, starts)
-        starts = cached[1]
-        if line >= len(starts):
-            return None
-        end = starts[line + 1] if line + 1 < len(starts) else len(doc.source)
-        return doc.source[starts[line]:end].rstrip("\r\n")
+        if isinstance(doc, LogDocument):
+            return doc.line_text(line)
+        return None if doc is None or line >= len(doc.lines) else doc.lines[line].rstrip("\r\n")
 
     def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
         analysis = self.analyses.get(uri)
