@@ -384,6 +384,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
             rank, line = lent
             initiator = attrs.evolve(initiator, rank=rank)
             evidence_for.append(f"the line names no rank; line {line} of the same block names rank {rank}")
+    if initiator is not None:
+        # The first failure's own line is not its collateral (a line that names the culprit, not its reporter);
+        # another rank's line that stands in for a silent rank's failure still is.
+        collateral_events = [e for e in collateral_events if (e.path, e.line) != (initiator.path, initiator.line)
+                             or e.source.rank not in (None, initiator.rank)]
     if collateral_events and initiator is not None:
         evidence_for.append(f"{len(collateral_events)} later line(s) are explained as its "
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
