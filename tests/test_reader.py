@@ -2,8 +2,10 @@ import gzip
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from firstfault.reader import InputError, ascii_lower, iter_chunks, open_input, strip_escapes
+from firstfault.reader import InputError, ascii_lower, iter_chunks, open_input, original_column, strip_escapes
 
 
 def lines_of(data: bytes, chunk_bytes: int = 1 << 20) -> list[str]:
@@ -81,3 +83,12 @@ def test_gzip_is_read_transparently(tmp_path):
 def test_unreadable_inputs_raise_a_clear_error(tmp_path, make, message):
     with pytest.raises(InputError, match=message):
         open_input(make(tmp_path))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "bc", " ", "\x1b[31m", "\x1b[0m", "\x1b]633;A\x07", "\x1b[1;32m"]), max_size=30))
+def test_a_column_maps_back_as_the_full_column_map_says(pieces):
+    """original_column walks the escapes only; strip_escapes' map, one entry per character, is the reference."""
+    original = "".join(pieces)
+    clean, columns = strip_escapes(original)
+    assert [original_column(original, i) for i in range(len(clean) + 1)] == columns

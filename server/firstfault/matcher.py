@@ -12,7 +12,7 @@ import attrs
 from firstfault.context import Source, is_summary_field, message_start, parse_line, parse_time, summary_entry_source
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
-from firstfault.reader import Chunk, ascii_lower, strip_escapes
+from firstfault.reader import Chunk, ascii_lower, original_column
 from firstfault.userregex import SECONDS_PER_SEARCH, SlowPattern
 
 MAX_TEXT = 2000
@@ -192,9 +192,8 @@ class Matcher:
                 ctx = parse_line(line)
                 block_source, root_cause = self._block_source(text, start, line)
                 time, inferred = ctx.time, False
-                if time is None:
-                    time, inferred = self._inherited_time(text, start), True
-                columns = None
+                inherit = time is None  # looked up only for a line whose event is kept
+                original = None
                 for pattern, m in matched:
                     source = (ctx.source_at(m.start()).merged(block_source).merged(_captured_source(m))
                               .merged(file_source))
@@ -202,8 +201,10 @@ class Matcher:
                     result.counts[key] += 1
                     if result.counts[key] > KEEP_PER_KEY:
                         continue
-                    if columns is None:
-                        columns = self._columns(chunk, index_in_chunk, line)
+                    if inherit:
+                        time, inferred, inherit = self._inherited_time(text, start), True, False
+                    if original is None:
+                        original = line if chunk.original is chunk.text else chunk.original_line(index_in_chunk)
                     order += 1
                     captures = {k: v for k, v in m.groupdict().items() if v is not None}
                     if pattern.continuation:
@@ -213,7 +214,7 @@ class Matcher:
                             awaiting.append((len(result.events), line[:m.start()]))
                     result.events.append(Event(
                         pattern, input_index, path, line_no,
-                        columns[min(m.start(), len(columns) - 1)], columns[min(m.end(), len(columns) - 1)],
+                        _column(original, line, m.start()), _column(original, line, m.end()),
                         line[:MAX_TEXT], source, time, ctx.clock, inferred and time is not None,
                         captures, order, root_cause))
             result.lines = chunk.first_line + chunk.text.count("\n") - (1 if chunk.text.endswith("\n") else 0)
@@ -259,9 +260,7 @@ class Matcher:
                 return time
         return None
 
-    @staticmethod
-    def _columns(chunk: Chunk, index_in_chunk: int, line: str) -> list[int]:
-        if chunk.original is chunk.text:
-            return list(range(len(line) + 1))
-        _, columns = strip_escapes(chunk.original_line(index_in_chunk))
-        return columns
+
+def _column(original: str, line: str, column: int) -> int:
+    """A position in the escape-free line, as a column of the line the file holds."""
+    return column if original is line else original_column(original, min(column, len(line)))

@@ -37,12 +37,24 @@ class Chunk:
     text: str
     first_line: int
     original: str  # before escape stripping; `text` itself when there were none
+    # Where each line of `original` starts, indexed on first use: one pass per chunk, not one per event.
+    _original_starts: list = attrs.field(factory=list, eq=False, repr=False)
 
     def original_line(self, index: int) -> str:
         """The index-th line of this chunk (0-based) as it was before escapes were removed."""
         if self.original is self.text:
             return _nth_line(self.text, index)
-        return _nth_line(self.original, index)
+        starts = self._original_starts
+        if not starts:
+            starts.append(0)
+            starts.extend(m.end() for m in _NEWLINE.finditer(self.original))
+        if index >= len(starts):
+            return ""
+        stop = self.original.find("\n", starts[index])
+        return self.original[starts[index]:stop if stop >= 0 else len(self.original)]
+
+
+_NEWLINE = re.compile("\n")
 
 
 def _nth_line(text: str, index: int) -> str:
@@ -69,6 +81,17 @@ def strip_escapes(line: str) -> tuple[str, list[int]]:
     kept.append(line[pos:])
     columns.extend(range(pos, len(line) + 1))
     return "".join(kept), columns
+
+
+def original_column(original: str, column: int) -> int:
+    """The column in `original` (a line with escapes) of the character at `column` once they are removed; the
+    cost is the number of escapes, not the length of the line (a 4 MiB coloured line built a 4 M-entry map)."""
+    removed = 0
+    for m in _ESCAPE.finditer(original):
+        if m.start() - removed > column:
+            break
+        removed += m.end() - m.start()
+    return column + removed
 
 
 def ascii_lower(text: str) -> str:
