@@ -213,8 +213,8 @@ def test_files_numbered_0_to_n_minus_1_are_one_per_rank(tmp_path):
     (tmp_path / "train-4242-1.out").write_text(stderr.replace("[rank1]: ", ""))
     (tmp_path / "nccl.gpu-node-a.81234").write_text("step 0 ok\n")
     (tmp_path / "nccl.gpu-node-a.81240").write_text("step 0 ok\n")
-    ranks = {Path(f.path).name: f.source.rank for f in walk(tmp_path).files}
-    assert ranks == {"train-4242-0.out": 0, "train-4242-1.out": 1, "nccl.gpu-node-a.81234": None,
-                     "nccl.gpu-node-a.81240": None}
+    sources = {Path(f.path).name: (f.source.rank, f.source.host) for f in walk(tmp_path).files}
+    assert sources == {"train-4242-0.out": (0, None), "train-4242-1.out": (1, None),
+                       "nccl.gpu-node-a.81234": (None, None), "nccl.gpu-node-a.81240": (None, None)}
     report = Engine().analyze_paths([tmp_path])
     assert report.diagnoses[0].initiator.rank == 1

@@ -195,7 +195,10 @@ def _numbered_ranks(files: list[FolderFile]) -> list[FolderFile]:
         numbers = sorted(n for _, n in members)
         if len(members) >= 2 and numbers == list(range(len(members))):
             for i, n in members:
-                out[i] = attrs.evolve(out[i], source=attrs.evolve(out[i].source, rank=n))
+                # A "host" read from the same name ("train-4242-1") was the task's name, not a machine's.
+                host = out[i].source.host
+                host = None if host and host in Path(out[i].path).name else host
+                out[i] = attrs.evolve(out[i], source=attrs.evolve(out[i].source, rank=n, host=host))
     return out
 
 
