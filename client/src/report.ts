@@ -47,7 +47,7 @@ export interface Diagnosis {
 
 export interface Report {
   version: string;
-  inputs: { path: string; lines: number; bytes: number; binary: boolean; kind?: "log" | "error-file" | "flight-recorder" }[];
+  inputs: { path: string; lines: number; bytes: number; binary: boolean; kind?: "log" | "error-file" | "flight-recorder" | "nccl-ras" }[];
   attempts?: { index: number; first_line: number; last_line: number; events: number; summary: string }[];
   notes?: string[];
   diagnoses: Diagnosis[];

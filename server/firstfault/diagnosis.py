@@ -164,7 +164,7 @@ class InputInfo:
     lines: int
     bytes: int
     binary: bool = False
-    kind: str = "log"  # "log", "error-file" (torchelastic error.json) or "flight-recorder" (a dump)
+    kind: str = "log"  # "log", "error-file" (torchelastic error.json), "flight-recorder" (a dump), "nccl-ras"
 
 
 @attrs.frozen

@@ -144,6 +144,10 @@ def _headline(diagnoses: list) -> str:
 
 def _placed(scan: ScanResult, item: TextInput) -> ScanResult:
     """Events of text rendered from a structured file point to the file's line, at the file's time."""
+    if item.line_map is not None:
+        scan.events[:] = [attrs.evolve(e, line=item.line_map[min(e.line, len(item.line_map)) - 1])
+                          for e in scan.events]
+        scan.lines = max(scan.lines, *item.line_map, 0)  # the lines are the file's now
     if item.line is None:
         return scan
     scan.events[:] = [attrs.evolve(e, line=item.line, time=e.time if e.time is not None else item.time,

@@ -12,7 +12,8 @@ import attrs
 from firstfault.context import Source, wall_seconds
 from firstfault.errorfile import read_error_file
 from firstfault.flightrecorder import Dump, analyse, load_dump
-from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, classify_file, walk
+from firstfault.ncclras import read_report
+from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, RAS, classify_file, walk
 from firstfault.reader import Chunk, InputError, file_size, is_stream, iter_chunks, iter_text_chunks, looks_binary, \
     open_input
 
@@ -26,9 +27,11 @@ class TextInput:
     kind: str = LOG
     # Known from where the input lies (a job folder, a dump's name): used even when it is the only input.
     source: Source | None = None
-    # Text rendered from a structured file: every event points to this line of the file, at this time.
+    # Text rendered from a structured file: every event points to this line of the file, at this time, or, with
+    # line_map, the rendered text's line N comes from the file's line line_map[N - 1].
     line: int | None = None
     time: float | None = None
+    line_map: tuple[int, ...] | None = None
 
 
 @attrs.frozen
@@ -72,6 +75,16 @@ def _add(path: str, kind: str, source: Source | None, inputs: list[TextInput], d
         except InputError as exc:
             notes.append(f"{exc}; skipped")
         return
+    if kind == RAS:
+        try:
+            report = read_report(path)
+        except InputError as exc:
+            notes.append(f"{exc}; read as text")
+        else:
+            text = "".join(line + "\n" for line in report.lines)
+            inputs.append(TextInput(path, lambda: iter_text_chunks(text), file_size(path), kind=RAS, source=source,
+                                    line_map=report.source_lines))
+            return
     if kind == ERROR_FILE:
         try:
             error = read_error_file(path)

@@ -5,7 +5,8 @@ Layouts recognised from the paths:
   attempt is read (the earlier ones are listed as skipped);
 - per-rank and per-host files (rank3.log, slurm-123-3.out with a `rank` in the name, node007.log, NCCL_DEBUG_FILE's
   %h.%p), and a host name in a parent folder's name;
-- Flight Recorder dumps (pickle or JSON, the rank at the end of the name), anywhere in the tree.
+- Flight Recorder dumps (pickle or JSON, the rank at the end of the name) and saved `ncclras` reports (text or
+  JSON), anywhere in the tree.
 
 Walking is bounded: symbolic links to folders are not followed (no loops), at most MAX_ENTRIES entries are
 looked at and MAX_FILES files read; what was left out is counted by reason.
@@ -24,6 +25,7 @@ import attrs
 from firstfault.context import Source, source_from_path
 from firstfault.errorfile import looks_like_error_file
 from firstfault.flightrecorder import looks_like_dump
+from firstfault.ncclras import looks_like_ras
 from firstfault.reader import InputError
 
 MAX_ENTRIES = 200_000
@@ -31,9 +33,9 @@ MAX_FILES = 20_000
 MAX_DEPTH = 24
 HEAD_BYTES = 8192
 
-LOG, ERROR_FILE, DUMP = "log", "error-file", "flight-recorder"
+LOG, ERROR_FILE, DUMP, RAS = "log", "error-file", "flight-recorder", "nccl-ras"
 _KIND_NAMES = {LOG: ("log", "logs"), ERROR_FILE: ("torchelastic error file", "torchelastic error files"),
-               DUMP: ("Flight Recorder dump", "Flight Recorder dumps")}
+               DUMP: ("Flight Recorder dump", "Flight Recorder dumps"), RAS: ("NCCL RAS report", "NCCL RAS reports")}
 _ATTEMPT = re.compile(r"^attempt_(\d+)$")
 _NOT_LOGS = frozenset(
     ".py .pyc .so .o .a .pt .pth .bin .safetensors .ckpt .npy .npz .h5 .onnx .engine .png .jpg .jpeg .gif .svg "
@@ -156,11 +158,15 @@ def _classify(path: Path, explicit: bool = False) -> tuple[str | None, str]:
     if suffix == ".json" or path.name.endswith(".json.gz"):
         if looks_like_dump(head):
             return DUMP, ""
+        if looks_like_ras(head):
+            return RAS, ""
         if looks_like_error_file(head):
             return ERROR_FILE, ""
         return (LOG, "") if explicit else (None, "JSON files that are neither error files nor dumps")
     if looks_like_dump(head):
         return DUMP, ""
+    if looks_like_ras(head):
+        return RAS, ""
     if not head and not explicit:
         return None, "empty files"
     if b"\x00" in head and not head.startswith(b"\x1f\x8b") and not explicit:
