@@ -92,6 +92,7 @@ class FirstfaultServer(LanguageServer):
         self.reported_errors: set[str] = set()
         self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
         self.client_commands: frozenset[str] = frozenset()
+        self.with_diagnostics: set[str] = set()  # URIs whose last published diagnostics were not empty
 
     @property
     def engine(self) -> Engine:
@@ -261,11 +262,17 @@ class FirstfaultServer(LanguageServer):
                 self.show(f"firstfault: {slow}")
         analysis.notes = annotate(analysis.report, self.engine.library.references,
                                   self.settings.max_diagnostics_per_file)
+        open_now = self.open_uris()
         for index, uri in enumerate(analysis.uris):
             self.analyses[uri] = analysis
+            diagnostics = self.diagnostics(analysis, index)
+            # A job folder can hold thousands of files: an empty list goes only where the editor may show one.
+            if not diagnostics and uri not in open_now and uri not in self.with_diagnostics:
+                continue
+            (self.with_diagnostics.add if diagnostics else self.with_diagnostics.discard)(uri)
             # The version analysed, so an editor (and a test) can tell a stale publication from the current one.
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri, self.diagnostics(analysis, index), version=analysis.versions.get(uri)))
+                uri, diagnostics, version=analysis.versions.get(uri)))
         self.refresh_lenses()
 
     def refresh_lenses(self) -> None:
@@ -288,6 +295,7 @@ class FirstfaultServer(LanguageServer):
 
     def forget(self, uri: str) -> None:
         analysis = self.analyses.pop(uri, None)
+        self.with_diagnostics.discard(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         if analysis is None:
             return
@@ -296,7 +304,9 @@ class FirstfaultServer(LanguageServer):
             for other in analysis.uris:
                 if self.analyses.get(other) is analysis:
                     del self.analyses[other]
-                    self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(other, []))
+                    if other in self.with_diagnostics:
+                        self.with_diagnostics.discard(other)
+                        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(other, []))
         if not any(u in open_now for u in analysis.uris) and (task := self.pending.pop(self.group_key(uri), None)):
             task.cancel()
 
