@@ -176,6 +176,7 @@ class Report:
     notes: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()
     comparison: Any = None  # baseline.Comparison when a good run was given
+    scans: tuple = ()  # each input's matcher.ScanResult, for a later scan of an edited buffer (not in JSON)
 
     @property
     def failed(self) -> bool:

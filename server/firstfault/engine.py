@@ -101,7 +101,7 @@ class Engine:
         infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary, i.kind) for i, s in zip(inputs, scans))
         notes = [*notes, *input_notes, *self.matcher.slow_patterns()]
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
-                      tuple(e for a in attempts for e in a.events), comparison)
+                      tuple(e for a in attempts for e in a.events), comparison, tuple(scans))
 
     def _scan(self, inputs: list[TextInput], advance: Callable[[int], None]) -> tuple[list[ScanResult], list[Source]]:
         scans: list[ScanResult] = []
@@ -111,7 +111,14 @@ class Engine:
             source = item.source if item.source is not None else (
                 source_from_path(item.name)[0] if len(inputs) > 1 else Source())
             file_sources.append(source)
-            scan = _placed(self.matcher.scan(item.chunks(), item.name, index, source, order, advance), item)
+            earlier, changed = item.earlier if item.earlier is not None else (None, 0)
+            at = earlier.resumable(changed, order) if earlier is not None and item.chunks_from else None
+            if at is not None:  # an edited buffer: from the last checkpoint before the first changed line
+                scan = self.matcher.scan(item.chunks_from(at.offset, at.first_line), item.name, index, source,
+                                         order, advance, resume=(earlier, at))
+            else:
+                scan = self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
+            scan = _placed(scan, item)
             order += len(scan.events)
             scans.append(scan)
         return scans, file_sources

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import attrs
 
@@ -32,6 +32,10 @@ class TextInput:
     line: int | None = None
     time: float | None = None
     line_map: tuple[int, ...] | None = None
+    # An editor buffer analysed before: the chunks from a byte offset and line on, the earlier scan, and the first
+    # line changed since it (the scan starts again from its last checkpoint before that line).
+    chunks_from: Callable[[int, int], Iterator[Chunk]] | None = None
+    earlier: tuple[Any, int] | None = None
 
 
 @attrs.frozen
@@ -126,8 +130,10 @@ def path_input(path: str | Path) -> TextInput:
     return TextInput(str(path), _path_chunks(path), file_size(path), not is_stream(path) and looks_binary(path))
 
 
-def text_input(text: str, name: str) -> TextInput:
-    return TextInput(name, lambda: iter_text_chunks(text), len(text))
+def text_input(text: str, name: str, earlier: tuple[Any, int] | None = None) -> TextInput:
+    """`earlier`: (the ScanResult of an earlier version of this text, the first line that changed since)."""
+    return TextInput(name, lambda: iter_text_chunks(text), len(text),
+                     chunks_from=lambda offset, line: iter_text_chunks(text, offset, line), earlier=earlier)
 
 
 def _once(stream) -> Callable[[], Iterator[Chunk]]:

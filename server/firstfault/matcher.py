@@ -65,6 +65,23 @@ class Event:
         return self.pattern.reference_id
 
 
+@attrs.frozen
+class Checkpoint:
+    """The scan's state where a clean chunk began: a later scan of the same input, changed only after this chunk's
+    first line, starts again from here and ends as a whole scan would (the chunks from here on are the same)."""
+
+    offset: int  # bytes of the input before the chunk
+    first_line: int
+    order_start: int  # the order the scan started from (other inputs before it)
+    events: int
+    counts: Counter
+    attempt_starts: int
+    attempt_ends: int
+    report_lines: int
+    order: int
+    awaiting: tuple[tuple[int, str], ...]
+
+
 @attrs.define
 class ScanResult:
     path: str
@@ -75,6 +92,12 @@ class ScanResult:
     attempt_starts: list[int] = attrs.field(factory=list)  # line numbers where an attempt begins
     attempt_ends: list[int] = attrs.field(factory=list)
     report_lines: list[int] = attrs.field(factory=list)  # where torchelastic's closing ChildFailedError report is
+    checkpoints: list[Checkpoint] = attrs.field(factory=list)
+
+    def resumable(self, line: int, order_start: int) -> Checkpoint | None:
+        """The last checkpoint before `line` (the first line that changed since), if the scan started alike."""
+        usable = [c for c in self.checkpoints if c.first_line < line and c.order_start == order_start]
+        return usable[-1] if usable else None
 
 
 def _next_line(text: str, stop: int, prefix: str) -> str:
@@ -161,11 +184,29 @@ class Matcher:
         return sorted({lit for p in self.patterns for lit in p.literals})
 
     def scan(self, chunks: Iterable[Chunk], path: str, input_index: int, file_source: Source,
-             order_start: int = 0, on_chunk: Callable[[int], None] | None = None) -> ScanResult:
+             order_start: int = 0, on_chunk: Callable[[int], None] | None = None,
+             resume: tuple[ScanResult, Checkpoint] | None = None) -> ScanResult:
+        """`resume`: an earlier scan of this input and the checkpoint `chunks` start from (see Checkpoint)."""
         result = ScanResult(path, input_index)
         order = order_start
         awaiting: list[tuple[int, str]] = []  # (event index, shared prefix): continuations in the next chunk
+        if resume is not None:
+            earlier, at = resume
+            result.events = [attrs.evolve(e, input_index=input_index) if e.input_index != input_index else e
+                             for e in earlier.events[:at.events]]
+            result.counts = Counter(at.counts)
+            result.attempt_starts = earlier.attempt_starts[:at.attempt_starts]
+            result.attempt_ends = earlier.attempt_ends[:at.attempt_ends]
+            result.report_lines = earlier.report_lines[:at.report_lines]
+            result.checkpoints = [c for c in earlier.checkpoints if c.first_line < at.first_line]
+            order, awaiting = at.order, list(at.awaiting)
+            result.lines = at.first_line - 1
         for chunk in chunks:
+            if chunk.clean:
+                result.checkpoints.append(Checkpoint(
+                    chunk.offset, chunk.first_line, order_start, len(result.events), Counter(result.counts),
+                    len(result.attempt_starts), len(result.attempt_ends), len(result.report_lines), order,
+                    tuple(awaiting)))
             if awaiting:
                 first_line = chunk.text.split("\n", 1)[0]
                 for index, prefix in awaiting:

@@ -37,6 +37,8 @@ class Chunk:
     text: str
     first_line: int
     original: str  # before escape stripping; `text` itself when there were none
+    offset: int = 0  # bytes of the input before this chunk
+    clean: bool = True  # the bytes before it end a line: a scan can start again here and read what it read
     # Where each line of `original` starts, indexed on first use: one pass per chunk, not one per event.
     _original_starts: list = attrs.field(factory=list, eq=False, repr=False)
 
@@ -189,15 +191,23 @@ def file_size(spec: str | Path) -> int:
         return 0
 
 
-def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
-    """Yield clean chunks of whole lines; memory stays a small multiple of chunk_bytes."""
+def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, offset: int = 0,
+                first_line: int = 1) -> Iterator[Chunk]:
+    """Yield clean chunks of whole lines; memory stays a small multiple of chunk_bytes. A stream that starts at
+    `offset` bytes into the input, on line `first_line`, yields the chunks a whole read yields from there on, when
+    a chunk started there (Chunk.clean)."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     carry = b""
-    line = 1
-    first = True
+    line = first_line
+    first = offset == 0
+    consumed, clean = offset, True
+    # Reads fall on the whole input's grid of chunk_bytes: a chunk that began at `offset` ran to the last line end
+    # before the grid line after the one it crossed (chunks start where the previous one cut, before its grid line).
+    size = chunk_bytes + (chunk_bytes - offset % chunk_bytes if offset % chunk_bytes else 0)
     while True:
         try:
-            block = stream.read(chunk_bytes)
+            block = stream.read(size)
+            size = chunk_bytes
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"read failed ({exc})") from None
         final = not block
@@ -212,8 +222,11 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Ch
         original = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
         cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
         if cleaned:
-            yield Chunk(cleaned, line, original)
+            yield Chunk(cleaned, line, original, consumed, clean)
             line += cleaned.count("\n")
+        consumed += len(data)
+        if data:
+            clean = data.endswith(b"\n")
         if final:
             return
 
@@ -228,9 +241,14 @@ def _split_at_line_end(data: bytes) -> tuple[bytes, bytes]:
     return data[:cut], data[cut:]
 
 
-def iter_text_chunks(text: str) -> Iterator[Chunk]:
-    """Chunks for in-memory text (an editor buffer, a selection, terminal output)."""
-    yield from iter_chunks(io.BytesIO(text.encode("utf-8", "surrogatepass")))
+def iter_text_chunks(text: str, offset: int = 0, first_line: int = 1) -> Iterator[Chunk]:
+    """Chunks for in-memory text (an editor buffer, a selection, terminal output), from `offset` bytes of its
+    UTF-8 form on."""
+    if offset and text.isascii():  # bytes and characters line up: encode only the part read
+        data = text[offset:].encode("ascii")
+    else:
+        data = text.encode("utf-8", "surrogatepass")[offset:]
+    yield from iter_chunks(io.BytesIO(data), CHUNK_BYTES, offset, first_line)
 
 
 def looks_binary(spec: str | Path) -> bool:

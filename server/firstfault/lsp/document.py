@@ -32,6 +32,10 @@ class LogDocument(TextDocument):
     copy of the source, not a split of the whole document (a 10 MB log split per keystroke took 100 ms)."""
 
     _starts: array | None = None
+    # (the version an edit was made on, the first line it touched, 1-based): what changed since an analysis
+    _edits: list | None = None
+    _edits_known_from: int | None = None  # older edits were let go: nothing is known before this version
+    MAX_EDITS = 10_000
 
     @property
     def lines(self) -> Sequence[str]:
@@ -50,8 +54,28 @@ class LogDocument(TextDocument):
         end = starts[line + 1] if line + 1 < len(starts) else len(self.source)
         return self.source[starts[line]:end].rstrip("\r\n")
 
+    def first_changed_line(self, since: int) -> int | None:
+        """The first line (1-based) edited after version `since`; a line past the end when nothing was; None when
+        the edits since then are no longer known."""
+        edits = self._edits or []
+        if self._edits_known_from is not None and since < self._edits_known_from:
+            return None
+        touched = [line for version, line in edits if version is not None and version >= since]
+        return min(touched) if touched else len(self.starts()) + 1
+
+    def _record(self, line: int) -> None:
+        if self._edits is None:
+            self._edits = []
+        self._edits.append((self.version, line))
+        if len(self._edits) > self.MAX_EDITS:
+            dropped = self._edits[: len(self._edits) // 2]
+            self._edits = self._edits[len(dropped):]
+            self._edits_known_from = max(v for v, _ in dropped if v is not None) + 1 if any(
+                v is not None for v, _ in dropped) else None
+
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
         """The edit applied by offsets: one slice of the source, and the line index mended around it."""
+        self._record(change.range.start.line + 1)
         starts, source = self.starts(), self.source
 
         def offset(position: types.Position) -> int:
@@ -79,6 +103,7 @@ class LogDocument(TextDocument):
         self._starts = starts[:kept] + array("q", middle) + array("q", (s + delta for s in starts[moved:]))
 
     def _apply_full_change(self, change: types.TextDocumentContentChangeWholeDocument) -> None:
+        self._record(1)
         self._starts = None
         super()._apply_full_change(change)
 

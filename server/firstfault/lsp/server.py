@@ -239,6 +239,18 @@ class FirstfaultServer(LanguageServer):
             if self.pending.get(key) is asyncio.current_task():
                 del self.pending[key]
 
+    def _earlier_scan(self, uri: str, doc: TextDocument) -> tuple[Any, int] | None:
+        """The last published scan of this buffer and the first line edited since: the engine scans again from
+        the last checkpoint before that line (a live log's append costs its last chunk, not the whole log)."""
+        analysis = self.analyses.get(uri)
+        if analysis is None or not isinstance(doc, LogDocument) or uri not in analysis.uris:
+            return None
+        version, index = analysis.versions.get(uri), analysis.uris.index(uri)
+        if version is None or index >= len(analysis.report.scans):
+            return None
+        changed = doc.first_changed_line(version)
+        return (analysis.report.scans[index], changed) if changed is not None else None
+
     def _version(self, uri: str) -> int | None:
         doc = self.document(uri)
         return doc.version if doc is not None else None
@@ -249,7 +261,7 @@ class FirstfaultServer(LanguageServer):
             doc = self.document(uri)
             name = to_fs_path(uri) or uri
             if doc is not None:
-                inputs.append(text_input(doc.source, name))
+                inputs.append(text_input(doc.source, name, self._earlier_scan(uri, doc)))
                 versions[uri] = doc.version
             else:
                 inputs.append(path_input(name))
