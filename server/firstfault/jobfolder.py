@@ -123,13 +123,14 @@ def walk(root: str | Path, on_entry: Callable[[int, bool], None] | None = None) 
             except OSError as exc:
                 skip(f"cannot be read ({exc.strerror or exc})", entry.path)
                 continue
+            if len(found) >= MAX_FILES:  # past the cap nothing is opened: the walk only counts
+                skip(f"beyond the first {MAX_FILES:,} files read", entry.path)
+                continue
             kind, why = _classify(Path(entry.path))
             if kind is None:
                 skip(why, entry.path)
-            elif len(found) >= MAX_FILES:
-                skip(f"beyond the first {MAX_FILES:,} files read", entry.path)
             else:
-                relative = Path(entry.path).relative_to(root).as_posix()
+                relative = os.path.relpath(entry.path, root).replace(os.sep, "/")
                 found.append(FolderFile(entry.path, kind, *_source_and_attempt(relative)))
         stack.extend(reversed(subfolders))  # depth first, in name order
     if on_entry and seen >= 1000:
