@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="an extra directory of signature files (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    diagnose = sub.add_parser("diagnose", help="diagnose one or more log files, or '-' for stdin")
+    diagnose = sub.add_parser("diagnose", help="diagnose log files, job folders (logs, torchelastic error files, "
+                              "Flight Recorder dumps, ncclras reports), or '-' for stdin")
     diagnose.add_argument("paths", nargs="+", metavar="PATH")
     diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     diagnose.add_argument("--color", choices=("auto", "always", "never"), default="auto")
