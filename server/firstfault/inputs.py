@@ -46,61 +46,73 @@ class Collected:
 
 def collect(paths: Iterable[str | Path], on_entry: Callable[[int, bool], None] | None = None) -> Collected:
     """The inputs behind the paths; raises InputError for a path that cannot be read at all."""
-    inputs: list[TextInput] = []
-    notes: list[str] = []
-    dumps: list[Dump] = []
+    collector = _Collector(on_entry)
     for path in paths:
+        collector.add(path)
+    return collector.finish()
+
+
+class _Collector:
+    """Gathers inputs path by path; the Flight Recorder dumps are lined up together at the end."""
+
+    def __init__(self, on_entry: Callable[[int, bool], None] | None) -> None:
+        self.on_entry = on_entry
+        self.inputs: list[TextInput] = []
+        self.notes: list[str] = []
+        self.dumps: list[Dump] = []
+
+    def add(self, path: str | Path) -> None:
         if str(path) != "-" and os.path.isdir(path):
-            folder = walk(path, on_entry)
-            if not folder.files:
-                left = "; ".join(f"{n} {why}" for why, n in folder.skipped_counts.items())
-                raise InputError(f"{path}: no logs, error files or Flight Recorder dumps in this folder"
-                                 + (f" (skipped: {left})" if left else " (it is empty)"))
-            notes.extend(folder.notes())
-            for f in folder.files:
-                _add(f.path, f.kind, f.source, inputs, dumps, notes)
-            continue
+            self._folder(path)
+            return
         stream, name = open_input(path)  # fail now, before any work, on a missing or unreadable input
         if is_stream(path):
             # stdin or a pipe: it can be read once only, so this stream is the one the scan reads
-            inputs.append(TextInput(name, _once(stream), 0))
-            continue
+            self.inputs.append(TextInput(name, _once(stream), 0))
+            return
         stream.close()
-        _add(str(path), classify_file(path), None, inputs, dumps, notes, name)
-    inputs.extend(_dump_inputs(dumps, notes))
-    return Collected(inputs, notes)
+        self._file(str(path), classify_file(path), None, name)
 
+    def finish(self) -> Collected:
+        return Collected(self.inputs + _dump_inputs(self.dumps, self.notes), self.notes)
 
-def _add(path: str, kind: str, source: Source | None, inputs: list[TextInput], dumps: list[Dump], notes: list[str],
-         name: str | None = None) -> None:
-    if kind == DUMP:
+    def _folder(self, path: str | Path) -> None:
+        folder = walk(path, self.on_entry)
+        if not folder.files:
+            left = "; ".join(f"{n} {why}" for why, n in folder.skipped_counts.items())
+            raise InputError(f"{path}: no logs, error files or Flight Recorder dumps in this folder"
+                             + (f" (skipped: {left})" if left else " (it is empty)"))
+        self.notes.extend(folder.notes())
+        for f in folder.files:
+            self._file(f.path, f.kind, f.source)
+
+    def _file(self, path: str, kind: str, source: Source | None, name: str | None = None) -> None:
+        """A file by its kind; a structured file that cannot be read as one is read as text, with a note."""
         try:
-            dumps.append(load_dump(path))
+            if kind == DUMP:
+                self.dumps.append(load_dump(path))
+                return
+            if kind == RAS:
+                report = read_report(path)
+                self._rendered(path, kind, source, report.lines, file_size(path), line_map=report.source_lines)
+                return
+            if kind == ERROR_FILE:
+                error = read_error_file(path)
+                tm = error.wall_time()
+                self._rendered(path, kind, source, error.text().rstrip("\n").split("\n"), len(error.text()), line=error.line,
+                               time=wall_seconds(tm) if tm else None)
+                return
         except InputError as exc:
-            notes.append(f"{exc}; skipped")
-        return
-    if kind == RAS:
-        try:
-            report = read_report(path)
-        except InputError as exc:
-            notes.append(f"{exc}; read as text")
-        else:
-            text = "".join(line + "\n" for line in report.lines)
-            inputs.append(TextInput(path, lambda: iter_text_chunks(text), file_size(path), kind=RAS, source=source,
-                                    line_map=report.source_lines))
-            return
-    if kind == ERROR_FILE:
-        try:
-            error = read_error_file(path)
-        except InputError as exc:
-            notes.append(f"{exc}; read as text")
-        else:
-            text = error.text()
-            tm = error.wall_time()
-            inputs.append(TextInput(path, lambda: iter_text_chunks(text), len(text), kind=ERROR_FILE, source=source,
-                                    line=error.line, time=wall_seconds(tm) if tm else None))
-            return
-    inputs.append(attrs.evolve(path_input(path), name=name or path, source=source))
+            self.notes.append(f"{exc}; {'skipped' if kind == DUMP else 'read as text'}")
+            if kind == DUMP:
+                return
+        self.inputs.append(attrs.evolve(path_input(path), name=name or path, source=source))
+
+    def _rendered(self, path: str, kind: str, source: Source | None, lines: Iterable[str], size: int,
+                  **placement: Any) -> None:
+        text = "".join(line + "\n" for line in lines)
+        self.inputs.append(TextInput(path, lambda: iter_text_chunks(text), size, kind=kind, source=source,
+                                     **placement))
 
 
 def _dump_inputs(dumps: list[Dump], notes: list[str]) -> list[TextInput]:
