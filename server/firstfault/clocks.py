@@ -67,7 +67,8 @@ class Clocks:
                 out.append(f"clocks: {host}'s stamps run {abs(offset):.3f} s {how} {self.reference}'s "
                            f"(±{self.uncertainty[host]:.3f} s, {basis}); its times are corrected before ordering")
             else:
-                out.append(f"clocks: {host} and {self.reference} agree within ±{self.uncertainty[host]:.3f} s ({basis})")
+                out.append(f"clocks: {host} and {self.reference} agree within ±{self.uncertainty[host]:.3f} s "
+                           f"({basis})")
         return out
 
 

@@ -4,8 +4,8 @@ A worker wrapped in `@record` writes the exception that ended it, with its trace
 console often shows only a truncated copy of it, or none (output not redirected). Both formats PyTorch
 reads (torch/distributed/elastic/multiprocessing/errors/__init__.py, ProcessFailure._get_error_data):
 
-    {"message": {"message": "ValueError: ...", "extraInfo": {"py_callstack": "Traceback ...", "timestamp": "1796329159"},
-                 "errorCode": 1}}                               # error_handler.record_exception (Python)
+    {"message": {"message": "ValueError: ...",                 # error_handler.record_exception (Python)
+                 "extraInfo": {"py_callstack": "Traceback ...", "timestamp": "1796329159"}, "errorCode": 1}}
     {"message": "...", "timestamp": 1796329159}                # the string form (C++ and other writers)
 
 The file becomes text the matcher reads like any log: the traceback (which ends with the exception line), or

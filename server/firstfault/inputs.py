@@ -99,7 +99,8 @@ class _Collector:
             if kind == ERROR_FILE:
                 error = read_error_file(path)
                 tm = error.wall_time()
-                self._rendered(path, kind, source, error.text().rstrip("\n").split("\n"), len(error.text()), line=error.line,
+                text = error.text()
+                self._rendered(path, kind, source, text.rstrip("\n").split("\n"), len(text), line=error.line,
                                time=wall_seconds(tm) if tm else None)
                 return
         except InputError as exc:

@@ -195,7 +195,8 @@ def _numbered_ranks(files: list[FolderFile]) -> list[FolderFile]:
     groups: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
     for i, f in enumerate(files):
         path = Path(f.path)
-        if f.kind == LOG and f.source.rank is None and f.source.local_rank is None and (m := _NUMBERED.match(path.name)):
+        unranked = f.source.rank is None and f.source.local_rank is None
+        if f.kind == LOG and unranked and (m := _NUMBERED.match(path.name)):
             groups.setdefault((str(path.parent), m.group(1), m.group(3)), []).append((i, int(m.group(2))))
     out = list(files)
     for members in groups.values():

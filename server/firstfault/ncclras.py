@@ -37,8 +37,9 @@ class Report:
 
 def looks_like_ras(head: bytes) -> bool:
     text = head[:65536]
-    return (b"Communicators..." in text and b"Group     Comms" in text) or b"(unreachable via the RAS network)" in text \
-        or (b'"communicators"' in text and b'"missing_ranks_count"' in text)
+    return ((b"Communicators..." in text and b"Group     Comms" in text)
+            or b"(unreachable via the RAS network)" in text
+            or (b'"communicators"' in text and b'"missing_ranks_count"' in text))
 
 
 def read_report(path: str | Path) -> Report:
