@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 
-from firstfault.reader import InputError
+from firstfault.reader import InputError, read_whole
 
 MAX_ERROR_FILE_BYTES = 16 * 1024 * 1024
 
@@ -55,14 +55,7 @@ def looks_like_error_file(head: bytes) -> bool:
 
 def read_error_file(path: str | Path) -> ErrorFile:
     """Raises InputError when the file is not a torchelastic error file (or not whole)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_ERROR_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_ERROR_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_ERROR_FILE_BYTES // 2**20} MiB; not a torchelastic error file")
-    text = raw.decode("utf-8", "replace")
+    text = read_whole(path, MAX_ERROR_FILE_BYTES, "a torchelastic error file").decode("utf-8", "replace")
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 import attrs
 
 from firstfault.numbers import bounded
-from firstfault.reader import InputError
+from firstfault.reader import InputError, read_whole
 
 MAX_DUMP_BYTES = 256 * 1024 * 1024
 # What a dump file starts with: a pickle's PROTO opcode (protocol 2 to 5), or a JSON object.
@@ -78,13 +78,7 @@ def dump_prefix(path: str | Path) -> str:
 
 def load_dump(path: str | Path) -> Dump:
     """Raises InputError for a file that is not a readable dump; nothing in it is ever executed."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_DUMP_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_DUMP_BYTES:
-        raise InputError(f"{path}: larger than {MAX_DUMP_BYTES // 2**20} MiB; not read as a Flight Recorder dump")
+    raw = read_whole(path, MAX_DUMP_BYTES, "a Flight Recorder dump")
     if not raw:
         raise InputError(f"{path}: empty (the rank was killed while writing its dump?)")
     try:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 
-from firstfault.reader import InputError
+from firstfault.reader import InputError, read_whole
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 _COMM = re.compile(r"^#(\d+)-(\d+) \(([0-9a-f]+)\) ((?:INCOMPLETE|ERROR|MISMATCH)(?:,\w+)*)\s*$")
@@ -43,14 +43,7 @@ def looks_like_ras(head: bytes) -> bool:
 
 
 def read_report(path: str | Path) -> Report:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_REPORT_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_REPORT_BYTES:
-        raise InputError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB; not read as an NCCL RAS report")
-    text = raw.decode("utf-8", "replace")
+    text = read_whole(path, MAX_REPORT_BYTES, "an NCCL RAS report").decode("utf-8", "replace")
     return _from_json(text, path) if text.lstrip().startswith("{") else _from_text(text)
 
 

@@ -184,6 +184,19 @@ def is_stream(spec: str | Path) -> bool:
         return False
 
 
+def read_whole(path: str | Path, limit: int, what: str) -> bytes:
+    """A small structured file (an error file, a dump, a report) read whole, refusing one past `limit` bytes; `what`
+    names what it would have been read as, for the message."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > limit:
+        raise InputError(f"{path}: larger than {limit // 2**20} MiB; not read as {what}")
+    return raw
+
+
 def file_size(spec: str | Path) -> int:
     try:
         return os.stat(spec).st_size if str(spec) != "-" else 0
