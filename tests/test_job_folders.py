@@ -218,3 +218,12 @@ def test_files_numbered_0_to_n_minus_1_are_one_per_rank(tmp_path):
                        "nccl.gpu-node-a.81234": (None, None), "nccl.gpu-node-a.81240": (None, None)}
     report = Engine().analyze_paths([tmp_path])
     assert report.diagnoses[0].initiator.rank == 1
+
+
+def test_a_json_dump_is_recognised_past_the_head_of_its_keys():
+    """torch 2.13's _dump_fr_trace_json() over 200 all_reduces (gloo, one rank): keys come sorted, so "pg_config"
+    lies 93 KB in; the file is still a dump, read whole."""
+    path = JOBS / "fr-json" / "nccl_trace_rank_0.json"
+    assert walk(path.parent).files[0].kind == DUMP
+    dump = load_dump(path)
+    assert dump.rank == 0 and [e.seq for e in dump.entries] == list(range(1, 201))

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from firstfault.flightrecorder import dump_prefix, looks_like_dump
+from firstfault.flightrecorder import PICKLE_MAGIC, dump_prefix
 from firstfault.loader import PLACEHOLDER
 from firstfault.model import Command, shell_script
 
@@ -80,16 +80,17 @@ class VerifyCommand:
 
 def own_inputs(path: str | None) -> dict[str, str]:
     """Values the user gave rather than the log: the path of the log, when it is a file (text from stdin, a
-    selection or a terminal has a name but nothing to run a command on). A Flight Recorder dump is not text a
-    command could search: it gives its folder and its name's prefix instead."""
+    selection or a terminal has a name but nothing to run a command on). A pickled Flight Recorder dump is not
+    text a command could search, and is what torchfrtrace reads: it gives its folder and its name's prefix instead.
+    Two bytes are read: this runs for every hover."""
     if not path or not Path(path).is_file():
         return {}
     try:
         with open(path, "rb") as f:
-            head = f.read(65536)
+            head = f.read(2)
     except OSError:
         return {}
-    if looks_like_dump(head):
+    if head in PICKLE_MAGIC:
         return {"dump_dir": str(Path(path).parent), "dump_prefix": dump_prefix(path)}
     return {"log": path}
 
