@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import re
 import sys
 import threading
@@ -91,6 +92,7 @@ class FirstfaultServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="firstfault-analysis")
         self.reported_errors: set[str] = set()
         self.progress_stops: dict[str, threading.Event] = {}  # work-done token -> cancel flag
+        self.progress_tokens = itertools.count(1)
         self.client_commands: frozenset[str] = frozenset()
         self.with_diagnostics: set[str] = set()  # URIs whose last published diagnostics were not empty
 
@@ -331,7 +333,8 @@ class FirstfaultServer(LanguageServer):
         token: str | None = None
         window = self.client_capabilities.window
         if window is not None and window.work_done_progress:
-            token = f"firstfault-{id(stop)}"
+            # A fresh number each time: an id() is reused once its object is gone, and pygls keeps ended tokens.
+            token = f"firstfault-{next(self.progress_tokens)}"
             await self.work_done_progress.create_async(token)
         if token is not None:
             self.progress_stops[str(token)] = stop
