@@ -5,15 +5,15 @@ Both runs go through the same matcher. A line of the failed run whose template (
 numbers and addresses masked) the good run printed too is noise both share: it is discounted (taken as context).
 An error-like template only the failed run printed stays evidence and is listed as new. The setup compared is what
 NCCL prints once per process (hosts.FACTS: version, CUDA driver, network plugin, network, IB devices, NCCL_*
-settings), the hosts and the ranks; the phase is the highest training step each run printed (one more pass over
-the text, made only when a baseline is given).
+settings), the hosts and the ranks; the phase is the highest training step each run printed (read from each chunk as it is
+scanned, only when a baseline is given).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import attrs
 
@@ -81,17 +81,24 @@ def message(event: Event) -> str:
     return event.text[start:].strip()
 
 
-def phase(chunks: Iterable[Chunk]) -> Phase:
-    step, checkpoint = None, False
-    for chunk in chunks:
+class PhaseTracker:
+    """How far a run got, fed each chunk as the scan reads it (so nothing is read twice, stdin included)."""
+
+    def __init__(self) -> None:
+        self.step: int | None = None
+        self.checkpoint = False
+
+    def feed(self, chunk: Chunk) -> None:
         for m in _STEP.finditer(chunk.text):
             value = int(m.group(1))
-            step = value if step is None else max(step, value)
-        checkpoint = checkpoint or bool(_CHECKPOINT.search(chunk.text))
-    return Phase(step, checkpoint)
+            self.step = value if self.step is None else max(self.step, value)
+        self.checkpoint = self.checkpoint or bool(_CHECKPOINT.search(chunk.text))
+
+    def phase(self) -> Phase:
+        return Phase(self.step, self.checkpoint)
 
 
-def summarise(events: Iterable[Event], chunks: Iterator[Chunk]) -> RunSummary:
+def summarise(events: Iterable[Event], phase: Phase) -> RunSummary:
     templates, hosts, ranks = set(), set(), set()
     facts: dict[str, set[str]] = defaultdict(set)
     for e in events:
@@ -106,7 +113,7 @@ def summarise(events: Iterable[Event], chunks: Iterator[Chunk]) -> RunSummary:
             if fact and value:
                 facts[fact].add(value.strip())
     return RunSummary(frozenset(templates), {k: frozenset(v) for k, v in facts.items()}, frozenset(hosts),
-                      frozenset(ranks), phase(chunks))
+                      frozenset(ranks), phase)
 
 
 def shared_with(good: RunSummary, event: Event) -> bool:

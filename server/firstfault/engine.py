@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import attrs
 
 from firstfault import __version__
-from firstfault.baseline import RunSummary, compare, shared_with, summarise, template
+from firstfault.baseline import PhaseTracker, RunSummary, compare, shared_with, summarise, template
 from firstfault.clocks import estimate, qualify
 from firstfault.context import Source, source_from_path
 from firstfault.correlator import diagnose_attempt, split_attempts
@@ -55,23 +55,25 @@ class Engine:
                 input_notes: Iterable[str] = (), baseline: Baseline | None = None) -> Report:
         total = sum(i.size for i in inputs) + (sum(i.size for i in baseline.inputs) if baseline else 0)
         done = 0
+        # With a baseline, how far each run got is read from its chunks as they are scanned.
+        tracker = PhaseTracker() if baseline else None
 
-        def advance(n: int) -> None:
+        def advance(chunk: Chunk) -> None:
             nonlocal done
-            done += n
+            done += len(chunk.text)
+            if tracker is not None:
+                tracker.feed(chunk)
             if progress:
                 progress(min(done, total), total)
 
         scans, file_sources = self._scan(inputs, advance)
-        comparison = None
+        bad_phase = tracker.phase() if tracker is not None else None
+        good = discounted = None
         if baseline:
+            tracker = PhaseTracker()
             good_scans, _ = self._scan(baseline.inputs, advance)
-            good = summarise((e for s in good_scans for e in s.events), _all_chunks(baseline.inputs))
-            discounted = 0
-            for scan in scans:
-                marked = [attrs.evolve(e, in_baseline=True) if shared_with(good, e) else e for e in scan.events]
-                discounted += sum(e.in_baseline for e in marked)
-                scan.events[:] = marked
+            good = summarise((e for s in good_scans for e in s.events), tracker.phase())
+            discounted = _discount(scans, good)
         clocks = estimate([e for scan in scans for e in scan.events])
         if clocks.offsets:
             for scan in scans:
@@ -92,9 +94,10 @@ class Engine:
         if history:
             notes = [f"{len(attempts)} attempts found; this verdict is for the last one "
                      f"(lines {attempts[-1].first_line}-{attempts[-1].last_line})", *notes]
+        comparison = None
         if baseline:
             current_events = list(attempts[-1].events) if attempts else []
-            bad = summarise(current_events, _all_chunks(inputs))
+            bad = summarise(current_events, bad_phase)
             comparison = compare(current_events, bad, good, baseline.names, discounted)
             if diagnoses and (new := _new_in_failed_run(diagnoses[0], current_events, good)):
                 diagnoses[0] = attrs.evolve(diagnoses[0], evidence_for=diagnoses[0].evidence_for + (new,))
@@ -103,7 +106,7 @@ class Engine:
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
                       tuple(e for a in attempts for e in a.events), comparison, tuple(scans))
 
-    def _scan(self, inputs: list[TextInput], advance: Callable[[int], None]) -> tuple[list[ScanResult], list[Source]]:
+    def _scan(self, inputs: list[TextInput], advance: Callable[[Chunk], None]) -> tuple[list[ScanResult], list[Source]]:
         scans: list[ScanResult] = []
         file_sources: list[Source] = []
         order = 0
@@ -163,9 +166,13 @@ def _placed(scan: ScanResult, item: TextInput) -> ScanResult:
     return scan
 
 
-def _all_chunks(inputs: list[TextInput]) -> Iterator[Chunk]:
-    for item in inputs:
-        yield from item.chunks()
+def _discount(scans: list[ScanResult], good: RunSummary) -> int:
+    """Mark the lines the good run printed too (roles.weigh takes them as context); how many there were."""
+    discounted = 0
+    for scan in scans:
+        scan.events[:] = [attrs.evolve(e, in_baseline=True) if shared_with(good, e) else e for e in scan.events]
+        discounted += sum(e.in_baseline for e in scan.events)
+    return discounted
 
 
 def _new_in_failed_run(diagnosis: Diagnosis, events: list[Event], good: RunSummary) -> str | None:

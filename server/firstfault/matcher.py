@@ -184,7 +184,7 @@ class Matcher:
         return sorted({lit for p in self.patterns for lit in p.literals})
 
     def scan(self, chunks: Iterable[Chunk], path: str, input_index: int, file_source: Source,
-             order_start: int = 0, on_chunk: Callable[[int], None] | None = None,
+             order_start: int = 0, on_chunk: Callable[[Chunk], None] | None = None,
              resume: tuple[ScanResult, Checkpoint] | None = None) -> ScanResult:
         """`resume`: an earlier scan of this input and the checkpoint `chunks` start from (see Checkpoint)."""
         result = ScanResult(path, input_index)
@@ -260,7 +260,7 @@ class Matcher:
                         captures, order, root_cause))
             result.lines = chunk.first_line + chunk.text.count("\n") - (1 if chunk.text.endswith("\n") else 0)
             if on_chunk:
-                on_chunk(len(chunk.text))
+                on_chunk(chunk)
         return result
 
     def _hit_lines(self, chunk: Chunk) -> Iterator[tuple[int, int, int, set[int]]]:
