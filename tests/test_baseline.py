@@ -68,3 +68,13 @@ def test_the_cli_shows_the_comparison_in_every_format(capsys):
 def test_stdin_cannot_be_the_baseline(capsys):
     assert main(["diagnose", str(REALRUN / "rank-raises.log"), "--baseline", "-"]) == 2
     assert "--baseline takes files or folders" in capsys.readouterr().err
+
+
+def test_the_failed_run_on_stdin_is_compared_too(capsys, monkeypatch):
+    """stdin can be read once: the phase comes from the scan itself, not from a second read."""
+    import io
+
+    text = (EXAMPLES / "torchrun-raise" / "console.log").read_text()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert main(["diagnose", "-", "--baseline", str(EXAMPLES / "torchrun-ok"), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["baseline"]["phase"].startswith("the failed run reached step 2")
