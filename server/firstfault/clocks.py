@@ -56,7 +56,7 @@ class Clocks:
         if a is None or b is None or a == b:
             return 0.0
         known = [self.uncertainty[h] for h in (a, b) if h in self.uncertainty]
-        return max(known) if len(known) == 2 or (known and self.reference in (a, b)) else ASSUMED_SKEW
+        return max(known) if len(known) == 2 else ASSUMED_SKEW  # the reference is in it (0.0) once measured
 
     def notes(self) -> list[str]:
         out = []

@@ -199,7 +199,13 @@ def summary_entry_source(previous: list[str]) -> tuple[Source, bool]:
 _LOG_DIR = re.compile(r"attempt_(\d+)/(\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
 _FILE_RANK = re.compile(r"(?:^|[^a-z])rank[-_.]?(\d+)", re.IGNORECASE)
 _HOST_TOKEN = re.compile(r"^[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.IGNORECASE)
-_NOT_HOST = re.compile(r"^(?:slurm|job|attempt|rank|default|worker|log|stdout|stderr|nccl|out|err)", re.I)
+_NOT_HOST = re.compile(r"^(?:slurm|job|attempt|rank|default|worker|log|stdout|stderr|nccl|out|err|run|step|epoch|"
+                       r"checkpoint|ckpt)", re.I)
+
+
+def host_like(token: str) -> bool:
+    """A file or folder name part that reads as a host name (node007, gpu-a12), not a job, rank or run label."""
+    return bool(_HOST_TOKEN.match(token)) and not _NOT_HOST.match(token)
 
 
 def source_from_path(path: str) -> tuple[Source, int | None]:
@@ -211,7 +217,7 @@ def source_from_path(path: str) -> tuple[Source, int | None]:
     rank = bounded(m.group(1)) if (m := _FILE_RANK.search(name)) else None
     host = None
     for token in re.split(r"[._]", name):
-        if _HOST_TOKEN.match(token) and not _NOT_HOST.match(token):
+        if host_like(token):
             host = token
             break
     return Source(rank=rank, host=host), None

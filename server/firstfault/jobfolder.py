@@ -22,7 +22,7 @@ from typing import Callable
 
 import attrs
 
-from firstfault.context import Source, source_from_path
+from firstfault.context import Source, host_like, source_from_path
 from firstfault.errorfile import looks_like_error_file
 from firstfault.flightrecorder import looks_like_dump
 from firstfault.ncclras import looks_like_ras
@@ -41,9 +41,6 @@ _NOT_LOGS = frozenset(
     ".py .pyc .so .o .a .pt .pth .bin .safetensors .ckpt .npy .npz .h5 .onnx .engine .png .jpg .jpeg .gif .svg "
     ".pdf .zip .tar .whl .parquet .arrow .tfrecord .db .sqlite .lock .pid .sock .nsys-rep .qdrep .sqsh".split())
 _SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv", "venv", ".ipynb_checkpoints", "wandb"})
-_HOST_DIR = re.compile(r"^[a-z][a-z0-9-]*\d[a-z0-9-]*$", re.IGNORECASE)
-_NOT_HOST_DIR = re.compile(r"^(?:attempt|rank|worker|logs?|job|slurm|run|step|epoch|checkpoint|ckpt|default)",
-                           re.IGNORECASE)
 
 
 @attrs.frozen
@@ -156,18 +153,14 @@ def _classify(path: Path, explicit: bool = False) -> tuple[str | None, str]:
             head = f.read(HEAD_BYTES)
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc})"
-    if suffix == ".json" or path.name.endswith(".json.gz"):
-        if looks_like_dump(head):
-            return DUMP, ""
-        if looks_like_ras(head):
-            return RAS, ""
-        if looks_like_error_file(head):
-            return ERROR_FILE, ""
-        return (LOG, "") if explicit else (None, "JSON files that are neither error files nor dumps")
     if looks_like_dump(head):
         return DUMP, ""
     if looks_like_ras(head):
         return RAS, ""
+    if suffix == ".json":
+        if looks_like_error_file(head):
+            return ERROR_FILE, ""
+        return (LOG, "") if explicit else (None, "JSON files that are neither error files, dumps nor RAS reports")
     if not head and not explicit:
         return None, "empty files"
     if b"\x00" in head and not head.startswith(b"\x1f\x8b") and not explicit:
@@ -179,7 +172,7 @@ def _source_and_attempt(relative: str) -> tuple[Source, int | None]:
     source, attempt = source_from_path(relative)
     if source.host is None:
         for part in reversed(relative.split("/")[:-1]):
-            if _HOST_DIR.match(part) and not _NOT_HOST_DIR.match(part) and not part.isdigit():
+            if host_like(part):
                 source = attrs.evolve(source, host=part)
                 break
     return source, attempt
