@@ -3,7 +3,8 @@
     python bench/run.py [--sizes 100,1024] [--ranks 64]
 
 Generates each log under bench/out/ (git-ignored) once, then prints one line per input: firstfault's
-wall time and peak RSS beside `rg -F -i -c -f <all literals>` on the same file. Besides the synthetic
+wall time (on every core, and with --jobs 1) and peak RSS (of its largest process) beside
+`rg -F -i -c -f <all literals>` on the same file. Besides the synthetic
 N-rank logs it measures three hostile inputs: one 200 MB line, 50 MB of random bytes and a job folder of
 100,000 one-line rank logs in 12,500 host folders (firstfault reads the first 20,000 and says so).
 """
@@ -49,12 +50,16 @@ def main() -> int:
                 write(f)
         inputs.append(path)
     inputs.append(_folder(OUT / "folder-100k-files"))
-    print(f"{'input':<32} {'lines':>11} {'firstfault':>11} {'peak RSS':>9} {'rg -F -i -c':>12} {'ratio':>6}")
+    print(f"{'input':<32} {'lines':>11} {'firstfault':>11} {'--jobs 1':>9} {'peak RSS':>9} {'rg -F -i -c':>12} "
+          f"{'ratio':>6} {'1 core':>7}")
     for path in inputs:
-        ff_wall, ff_rss, code = _isolated([sys.executable, "-m", "firstfault", "diagnose", str(path)])
+        diagnose = [sys.executable, "-m", "firstfault", "diagnose", str(path)]
+        ff_wall, ff_rss, code = _isolated(diagnose)
+        one_wall, one_rss, _ = _isolated([*diagnose, "--jobs", "1"])
         rg_wall = _isolated([rg, "-F", "-i", "-c", "-f", str(literals), str(path)])[0] if rg else float("nan")
-        print(f"{path.name:<32} {_lines(path):>11,} {ff_wall:>10.2f}s {ff_rss:>7.0f}MB {rg_wall:>11.2f}s "
-              f"{ff_wall / rg_wall:>5.1f}x" + ("" if code in (0, 1) else f"  (exit {code})"))
+        print(f"{path.name:<32} {_lines(path):>11,} {ff_wall:>10.2f}s {one_wall:>8.2f}s {max(ff_rss, one_rss):>7.0f}MB "
+              f"{rg_wall:>11.2f}s {ff_wall / rg_wall:>5.1f}x {one_wall / rg_wall:>6.1f}x"
+              + ("" if code in (0, 1) else f"  (exit {code})"))
     if not rg:
         print("ripgrep (rg) is not installed: install it to get the comparison column", file=sys.stderr)
     return 0

@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                                "the setup that differs, how far each got; lines both printed are not evidence")
     diagnose.add_argument("--redact", action="store_true",
                           help="mask host names, IP addresses and user names in paths (text and markdown output)")
+    diagnose.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                          help="processes a large log file is read in at once (default: one per core)")
 
     lsp = sub.add_parser("lsp", help="start the language server on stdio")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead (for debugging)")
@@ -139,8 +141,15 @@ def _library(extra: list[Path]):
     return library
 
 
+def _jobs(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of processes (1 or more)")
+    return int(text)
+
+
 def _diagnose(args: argparse.Namespace) -> int:
     from firstfault.engine import Engine
+    from firstfault.parallel import default_jobs
 
     if args.paths.count("-") > 1:
         raise InputError("'-' (stdin) can be given only once")
@@ -148,7 +157,7 @@ def _diagnose(args: argparse.Namespace) -> int:
         raise InputError(f"--brief prints text; it does not go with --format {args.format}")
     if args.format == "json" and args.redact:
         raise InputError("--redact masks text and markdown output; JSON keeps every value for the tools that read it")
-    engine = Engine(_library(args.signatures))
+    engine = Engine(_library(args.signatures), args.jobs if args.jobs is not None else default_jobs())
     if "-" in args.baseline:
         raise InputError("--baseline takes files or folders; stdin ('-') holds the failed run only")
     report = engine.analyze_paths(args.paths, progress=_progress_printer(), on_entry=_walk_printer(),

@@ -16,6 +16,7 @@ from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
 from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.parallel import scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
 
@@ -33,9 +34,12 @@ class Baseline:
 class Engine:
     """Holds the library and its one automaton; analyses any number of inputs with them."""
 
-    def __init__(self, library: Library | None = None):
+    def __init__(self, library: Library | None = None, jobs: int = 1):
+        """`jobs`: processes a large plain file may be scanned in (pieces are forked: the CLI's choice, not a
+        long-lived server's, which has threads)."""
         self.library = library if library is not None else load_library()
         self.matcher = Matcher(self.library.patterns())
+        self.jobs = jobs
 
     def analyze_paths(self, paths: Iterable[str | Path], progress: Progress | None = None,
                       on_entry: Callable[[int, bool], None] | None = None,
@@ -58,15 +62,19 @@ class Engine:
         # With a baseline, how far each run got is read from its chunks as they are scanned.
         tracker = PhaseTracker() if baseline else None
 
-        def advance(chunk: Chunk) -> None:
+        def advanced(count: int) -> None:
             nonlocal done
-            done += len(chunk.text)
-            if tracker is not None:
-                tracker.feed(chunk)
+            done += count
             if progress:
                 progress(min(done, total), total)
 
-        scans, file_sources = self._scan(inputs, advance)
+        def advance(chunk: Chunk) -> None:
+            if tracker is not None:
+                tracker.feed(chunk)
+            advanced(len(chunk.text))
+
+        # How far each run got is read from every chunk: with a baseline, nothing is scanned elsewhere.
+        scans, file_sources = self._scan(inputs, advance, advanced if tracker is None else None)
         bad_phase = tracker.phase() if tracker is not None else None
         good = discounted = None
         if baseline:
@@ -106,7 +114,9 @@ class Engine:
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
                       tuple(e for a in attempts for e in a.events), comparison, tuple(scans))
 
-    def _scan(self, inputs: list[TextInput], advance: Callable[[Chunk], None]) -> tuple[list[ScanResult], list[Source]]:
+    def _scan(self, inputs: list[TextInput], advance: Callable[[Chunk], None],
+              advanced: Callable[[int], None] | None = None) -> tuple[list[ScanResult], list[Source]]:
+        """`advanced`: given, a large plain file may be scanned in pieces, and it hears of those read elsewhere."""
         scans: list[ScanResult] = []
         file_sources: list[Source] = []
         order = 0
@@ -119,7 +129,9 @@ class Engine:
             if at is not None:  # an edited buffer: from the last checkpoint before the first changed line
                 scan = self.matcher.scan(item.chunks_from(at.offset, at.first_line), item.name, index, source,
                                          order, advance, resume=(earlier, at))
-            else:
+            elif not (advanced and item.plain_path and (scan := scan_in_pieces(
+                    self.matcher, item.plain_path, item.name, item.size, self.jobs, index, source, order, advance,
+                    advanced))):
                 scan = self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
             scan = _placed(scan, item)
             order += len(scan.events)

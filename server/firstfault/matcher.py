@@ -93,6 +93,18 @@ class ScanResult:
     attempt_ends: list[int] = attrs.field(factory=list)
     report_lines: list[int] = attrs.field(factory=list)  # where torchelastic's closing ChildFailedError report is
     checkpoints: list[Checkpoint] = attrs.field(factory=list)
+    # At the end: events whose continuation is the next line, not read yet (event index, prefix the lines share);
+    # and the first line read, the continuation of an earlier piece's awaiting events (a scan split in pieces).
+    awaiting: list[tuple[int, str]] = attrs.field(factory=list)
+    lead: str | None = None
+
+    def continue_into(self, first_line: str) -> None:
+        """Give the awaiting events their continuation: the first line of what follows."""
+        for index, prefix in self.awaiting:
+            if following := _next_line("\n" + first_line, 0, prefix):
+                event = self.events[index]
+                self.events[index] = attrs.evolve(event, captures={**event.captures, "continuation": following})
+        self.awaiting = []
 
     def resumable(self, line: int, order_start: int) -> Checkpoint | None:
         """The last checkpoint before `line` (the first line that changed since), if the scan started alike."""
@@ -199,21 +211,20 @@ class Matcher:
             result.attempt_ends = earlier.attempt_ends[:at.attempt_ends]
             result.report_lines = earlier.report_lines[:at.report_lines]
             result.checkpoints = [c for c in earlier.checkpoints if c.first_line < at.first_line]
-            order, awaiting = at.order, list(at.awaiting)
+            order, result.awaiting = at.order, list(at.awaiting)
             result.lines = at.first_line - 1
+        awaiting = result.awaiting
         for chunk in chunks:
             if chunk.clean:
                 result.checkpoints.append(Checkpoint(
                     chunk.offset, chunk.first_line, order_start, len(result.events), Counter(result.counts),
                     len(result.attempt_starts), len(result.attempt_ends), len(result.report_lines), order,
                     tuple(awaiting)))
+            if result.lead is None:
+                result.lead = chunk.text.split("\n", 1)[0]
             if awaiting:
-                first_line = chunk.text.split("\n", 1)[0]
-                for index, prefix in awaiting:
-                    if following := _next_line("\n" + first_line, 0, prefix):
-                        event = result.events[index]
-                        result.events[index] = attrs.evolve(event, captures={**event.captures, "continuation": following})
-                awaiting = []
+                result.continue_into(chunk.text.split("\n", 1)[0])
+                awaiting = result.awaiting
             for line_no, index_in_chunk, start, candidates in self._hit_lines(chunk):
                 text = chunk.text
                 stop = text.find("\n", start)

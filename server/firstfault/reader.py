@@ -174,6 +174,14 @@ def _is_gzip(raw: BinaryIO) -> bool:
     return magic == b"\x1f\x8b"
 
 
+def is_gzip(spec: str | Path) -> bool:
+    try:
+        with open(spec, "rb") as f:
+            return _is_gzip(f)
+    except OSError:
+        return False
+
+
 def is_stream(spec: str | Path) -> bool:
     """stdin, or a path that is a pipe (a FIFO, <(zcat x.gz)): readable once, from the start only."""
     if str(spec) == "-":
@@ -204,11 +212,12 @@ def file_size(spec: str | Path) -> int:
         return 0
 
 
-def iter_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, offset: int = 0,
+def iter_chunks(stream: BinaryIO, chunk_bytes: int | None = None, offset: int = 0,
                 first_line: int = 1) -> Iterator[Chunk]:
     """Yield clean chunks of whole lines; memory stays a small multiple of chunk_bytes. A stream that starts at
     `offset` bytes into the input, on line `first_line`, yields the chunks a whole read yields from there on, when
     a chunk started there (Chunk.clean)."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     carry = b""
     line = first_line
@@ -254,6 +263,54 @@ def _split_at_line_end(data: bytes) -> tuple[bytes, bytes]:
     return data[:cut], data[cut:]
 
 
+def grid_split(path: str | Path, size: int, parts: int) -> list[int]:
+    """Byte offsets where a whole read of a plain file starts a clean chunk, one near each 1/parts of it: a scan
+    can be split there and each piece read alone yields the chunks the whole read yields. A chunk ends after the
+    last newline before a grid line, so the offset is found in the chunk_bytes before that line; a grid line
+    with no newline in the bytes before it (one very long line) is not a place to split."""
+    chunk_bytes = CHUNK_BYTES
+    offsets = []
+    with open(path, "rb") as f:
+        for part in range(1, parts):
+            grid = round(size * part / parts / chunk_bytes) * chunk_bytes
+            if grid <= (offsets[-1] if offsets else 0) or grid >= size:
+                continue
+            before = os.pread(f.fileno(), chunk_bytes, grid - chunk_bytes)
+            cut = before.rfind(b"\n")
+            if cut >= 0:
+                offsets.append(grid - chunk_bytes + cut + 1)
+    return offsets
+
+
+class _Range(io.RawIOBase):
+    """Bytes start..end of a file, read with pread (no shared file position)."""
+
+    def __init__(self, path: str | Path, start: int, end: int):
+        self.fd = os.open(path, os.O_RDONLY)
+        self.pos, self.end = start, end
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        want = self.end - self.pos if size < 0 else min(size, self.end - self.pos)
+        data = os.pread(self.fd, want, self.pos) if want > 0 else b""
+        self.pos += len(data)
+        return data
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
+
+
+def range_chunks(path: str | Path, start: int, end: int, first_line: int = 1) -> Iterator[Chunk]:
+    """The chunks a whole read of a plain (not compressed) file yields between two offsets from grid_split (or
+    0 and its size); line numbers counted from first_line."""
+    with _Range(path, start, end) as stream:
+        yield from iter_chunks(stream, None, start, first_line)
+
+
 def iter_text_chunks(text: str, offset: int = 0, first_line: int = 1) -> Iterator[Chunk]:
     """Chunks for in-memory text (an editor buffer, a selection, terminal output), from `offset` bytes of its
     UTF-8 form on."""
@@ -261,7 +318,7 @@ def iter_text_chunks(text: str, offset: int = 0, first_line: int = 1) -> Iterato
         data = text[offset:].encode("ascii")
     else:
         data = text.encode("utf-8", "surrogatepass")[offset:]
-    yield from iter_chunks(io.BytesIO(data), CHUNK_BYTES, offset, first_line)
+    yield from iter_chunks(io.BytesIO(data), None, offset, first_line)
 
 
 def looks_binary(spec: str | Path) -> bool:
