@@ -159,6 +159,17 @@ def test_timeouts_in_different_collectives_at_one_sequence_number_are_mismatched
     assert d.headline == "the ranks time out in different collectives at sequence number 4832284"
 
 
+def test_without_sequence_numbers_the_rank_in_another_collective_is_the_odd_one(engine):
+    # huggingface/accelerate#157 (PyTorch 1.x prints no SeqNum): rank 5 all-reduces, every other rank broadcasts.
+    lines = [f"[E ProcessGroupNCCL.cpp:566] [Rank {rank}] Watchdog caught collective operation timeout: "
+             f"WorkNCCL(OpType={op}, Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out."
+             for rank, op in [(1, "BROADCAST"), (3, "BROADCAST"), (5, "ALLREDUCE"), (2, "BROADCAST")]]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.undetermined) == ("mismatched-collectives", 5, False)
+    assert any("rank(s) 5 in ALLREDUCE; rank(s) 1-3 in BROADCAST" in e for e in d.evidence_for)
+    assert d.headline == "rank 5 diverged: the other ranks agree on the collective"
+
+
 def test_on_one_node_the_local_rank_is_the_rank(engine):
     # hpcaitech/ColossalAI#3172, torchrun --standalone: the agent names the killed worker by local rank only.
     line = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 2410412) of "

@@ -13,6 +13,14 @@ from firstfault.numbers import MAX_COUNTER, bounded
 from firstfault.roles import FAILURE_ROLES
 
 LAUNCHER_STOP = -15  # SIGTERM: how torchrun stops the workers that are left once one has failed
+# Point-to-point halves pair with each other (one rank sends what another receives, gloo's ring too): a rank in
+# one and a rank in the other are not in different collectives.
+POINT_TO_POINT = ("send", "recv")
+
+
+def _collective(e: Event) -> str | None:
+    op = e.captures.get("op")
+    return op if op and op.lower() not in POINT_TO_POINT else None
 
 
 def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
@@ -29,6 +37,10 @@ def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
         fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
                         if "seq" in e.captures and e.source.rank is not None}
         kind = "sequence number"
+    if not fingerprints:  # a PyTorch without sequence numbers: the collective each rank is stuck in
+        fingerprints = {e.source.rank: op for e in h.failures()
+                        if (op := _collective(e)) and e.source.rank is not None}
+        kind = "collective"
     values = Counter(fingerprints.values())
     if len(values) < 2:
         return None
@@ -75,16 +87,24 @@ def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
 
 
 def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
-    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations:
-    (evidence, headline)."""
+    """Watchdog timeouts of two or more ranks at the same sequence number but in different operations, or, from a
+    PyTorch that prints no sequence numbers (WorkNCCL(OpType=..., Timeout(ms)=...)), in different operations at
+    all: (evidence, headline)."""
     ops: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    numbered = any(e.captures.get("seq") for e in h.failures())
     for e in h.failures():
-        seq, op = e.captures.get("seq"), e.captures.get("op")
-        if seq and op and e.source.rank is not None:
-            ops[seq][op].add(e.source.rank)
+        seq, op = e.captures.get("seq"), _collective(e)
+        if op and e.source.rank is not None and (seq or not numbered):
+            ops[seq or ""][op].add(e.source.rank)
     for seq, by_op in sorted(ops.items()):
         if len(by_op) > 1:
             ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {op}" for op, r in sorted(by_op.items()))
+            if not seq:
+                # Each rank's watchdog names the collective it is stuck in, and none completes without every rank.
+                return (f"the ranks time out in different collectives ({ranks}); no collective completes without "
+                        "every rank, so they took different code paths and each waits in one the other never "
+                        "enters (this PyTorch prints no sequence numbers to line them up)",
+                        "the ranks time out in different collectives")
             return (f"at sequence number {seq} the ranks time out in different collectives ({ranks}): they "
                     "took different code paths, so each waits in a collective the other never enters",
                     f"the ranks time out in different collectives at sequence number {seq}")
