@@ -170,6 +170,18 @@ def test_without_sequence_numbers_the_rank_in_another_collective_is_the_odd_one(
     assert d.headline == "rank 5 diverged: the other ranks agree on the collective"
 
 
+def test_a_line_without_a_time_comes_before_the_timed_lines_after_it(engine):
+    # facebookresearch/deit#102: srun names task 5's own exit first, then cancels the step (a timestamped line) and
+    # lists the tasks it killed; the killed ones inherit the step's time, task 5's line has none.
+    lines = ["srun: error: learnfair0824: task 5: Exited with exit code 1",
+             "srun: launch/slurm: _step_signal: Terminating StepId=43575862.0",
+             "slurmstepd: error: *** STEP 43575862.0 ON learnfair0824 CANCELLED AT 2021-07-14T08:00:36 ***",
+             "srun: error: learnfair0824: tasks 3,7: Killed",
+             "srun: error: learnfair0833: task 8: Killed"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank) == ("srun-task-exited", 1, 5)
+
+
 def test_on_one_node_the_local_rank_is_the_rank(engine):
     # hpcaitech/ColossalAI#3172, torchrun --standalone: the agent names the killed worker by local rank only.
     line = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 2410412) of "

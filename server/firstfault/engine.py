@@ -83,9 +83,10 @@ class Engine:
             good = summarise((e for s in good_scans for e in s.events), tracker.phase())
             discounted = _discount(scans, good)
         clocks = estimate([e for scan in scans for e in scan.events])
-        if clocks.offsets:
-            for scan in scans:
+        for scan in scans:
+            if clocks.offsets:
                 scan.events[:] = [clocks.corrected(e) for e in scan.events]
+            scan.events[:] = _bounded_by_later_times(scan.events)
         attempts = split_attempts(scans)
         diagnoses, notes = ([], [])
         if attempts:
@@ -141,6 +142,19 @@ class Engine:
     def _summarise(self, attempt: Attempt, file_sources: list[Source]) -> Attempt:
         diagnoses, _ = diagnose_attempt(attempt, self.library.references, file_sources)
         return attrs.evolve(attempt, summary=_headline(diagnoses))
+
+
+def _bounded_by_later_times(events: list[Event]) -> list[Event]:
+    """A line without a time came before the next line of its input that has one: an error printed before the first
+    timestamped line is not ordered after every timestamped one."""
+    bounded, later = [], None
+    for e in reversed(events):
+        if e.time is not None and e.clock == "wall":
+            later = e.time
+        elif later is not None:
+            e = attrs.evolve(e, before=later)
+        bounded.append(e)
+    return bounded[::-1]
 
 
 def _last_seen_at(diagnosis: Diagnosis, seen: Seen, path: str) -> Diagnosis:

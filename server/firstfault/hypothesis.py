@@ -34,6 +34,8 @@ class Hypothesis:
 
 
 def event_key(event: Event) -> tuple:
-    """Wall-clock time first where known, then the order the lines were read."""
-    wall = event.time if event.time is not None and event.clock == "wall" else float("inf")
+    """Wall-clock time first where known (for a line without one, the time of a later line of its input: it came
+    no later), then the order the lines were read."""
+    wall = event.time if event.time is not None and event.clock == "wall" else \
+        event.before if event.before is not None else float("inf")
     return (wall, event.input_index, event.order)

@@ -55,6 +55,8 @@ class Event:
     cause_absent: bool = False
     # The good run given as a baseline printed this line too (same pattern, same message bar numbers).
     in_baseline: bool = False
+    # No time of its own: the wall time of the next line of its input that has one, which it came before.
+    before: float | None = None
 
     @property
     def role(self) -> str:
