@@ -285,3 +285,19 @@ def test_a_wrapped_exception_message_is_read_with_its_next_line(engine):
              "  ifa != nullptr. Unable to find address for: ^lo"]
     top = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert top.id == "wrong-socket-ifname"
+
+
+def test_an_indented_error_field_of_a_banner_is_no_error_line(engine):
+    # KhiopsML/khiops#307: Open MPI's help banner for a libfabric call it then falls back from; the command goes on
+    # and prints its version.
+    banner = ["Open MPI failed an OFI Libfabric library call (fi_endpoint).  This is highly",
+              "unusual; your job may behave unpredictably (and/or abort) after this.",
+              "",
+              "  Local host: ...",
+              "  Location: mtl_ofi_component.c:513",
+              "  Error: Invalid argument (22)",
+              "--------------------------------------------------------------------------",
+              "Khiops 10.2.2-b.3"]
+    assert engine.analyze_text("\n".join(banner)).diagnoses == ()
+    # At the start of a line it is an error line (text-generation-inference's launcher, from the library's examples).
+    assert [d.id for d in engine.analyze_text("Error: ShardCannotStart").diagnoses] == [UNRECOGNISED]
