@@ -299,3 +299,15 @@ def test_srun_lists_only_the_tasks_that_died_so_the_first_is_named_not_a_shared_
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (d.id, d.initiator.rank, d.initiator.line) == ("srun-task-exited", 15, 1)
     assert not any("a cause they share" in e for e in d.evidence_for)
+
+
+def test_a_network_fallback_on_one_host_is_no_failure(engine):
+    # aws/deep-learning-containers#2675: one g5.12xlarge without EFA, 4 local ranks bootstrapping over loopback; the
+    # aws-ofi-nccl plugin fails to initialise and NCCL uses sockets, which a single-node job never needs.
+    lines = ["16d2d618f560:123:890 [0] ofi_init:1355 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
+             "16d2d618f560:123:890 [0] NCCL INFO NET/IB : No device found.",
+             "16d2d618f560:123:890 [0] NCCL INFO Using network Socket",
+             "16d2d618f560:125:125 [2] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>"]
+    assert engine.analyze_text("\n".join(lines)).diagnoses == ()
+    # Without the loopback bootstrap (a multi-node job) the same fallback is the failure.
+    assert [d.id for d in engine.analyze_text("\n".join(lines[:3])).diagnoses][:1] == ["efa-ofi-init-failed"]

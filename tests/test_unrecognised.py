@@ -301,3 +301,4 @@ def test_an_indented_error_field_of_a_banner_is_no_error_line(engine):
     assert engine.analyze_text("\n".join(banner)).diagnoses == ()
     # At the start of a line it is an error line (text-generation-inference's launcher, from the library's examples).
     assert [d.id for d in engine.analyze_text("Error: ShardCannotStart").diagnoses] == [UNRECOGNISED]
+

@@ -112,11 +112,12 @@ def _cross_check(library: Library, switched_off: list[Reference]) -> list[LoadEr
                                         f"'against' names pattern '{pid}', which no reference defines; "
                                         "write a pattern id from any signature file"))
         for pattern in ref.patterns:
-            for pid in pattern.needs:
-                if pid not in known_patterns:
-                    errors.append(LoadError(ref.source, _source_line(ref, "needs"),
-                                            f"'needs' of pattern '{pattern.id}' names pattern '{pid}', which no "
-                                            "reference defines; write a pattern id from any signature file"))
+            for key, pids in (("needs", pattern.needs), ("unless", pattern.unless)):
+                for pid in pids:
+                    if pid not in known_patterns:
+                        errors.append(LoadError(ref.source, _source_line(ref, key),
+                                                f"'{key}' of pattern '{pattern.id}' names pattern '{pid}', which no "
+                                                "reference defines; write a pattern id from any signature file"))
     return errors
 
 
@@ -336,7 +337,8 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
             patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
                                     match, near_miss, ref_id, bool(item.get("generic", False)),
                                     tuple(check.strings(item, "needs", line_from=at)),
-                                    bool(item.get("continuation", False))))
+                                    bool(item.get("continuation", False)),
+                                    tuple(check.strings(item, "unless", line_from=at))))
     return patterns
 
 

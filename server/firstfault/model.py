@@ -41,6 +41,9 @@ class Pattern:
     # The message goes on on the next line ("Last error:" then NCCL's reason): that line's text is captured as
     # `continuation`, without the prefix the two lines share.
     continuation: bool = False
+    # A line that is harmless where one of these patterns also shows in the same attempt (a network fallback in a
+    # job whose ranks all bootstrap over loopback, on one host): context there, whatever else failed.
+    unless: tuple[str, ...] = ()
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

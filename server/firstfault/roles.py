@@ -72,7 +72,9 @@ def _consequence(event: Event) -> Event:
 
 def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     present = {e.pattern.id for e in events}
-    unmet = {e.pattern.id for e in events if e.pattern.needs and not present.intersection(e.pattern.needs)}
+    harmless = {e.pattern.id for e in events if present.intersection(e.pattern.unless)}
+    events = [as_context(e) if e.pattern.id in harmless else e for e in events]
+    unmet = {e.pattern.id for e in events if e.pattern.needs and not present.intersection(e.pattern.needs)} - harmless
     if not unmet:
         return events
     events = [as_context(e) if e.pattern.id in unmet else e for e in events]
