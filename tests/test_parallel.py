@@ -39,8 +39,7 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(parallel, "MIN_SPLIT_BYTES", 0)
 
 
-def _scan_state(report):
-    scan = report.scans[0]
+def _scan_state(scan):
     events = [(e.pattern.id, e.line, e.col_start, e.col_end, e.text, e.source, e.time, e.captures, e.order)
               for e in scan.events]
     return events, dict(scan.counts), scan.attempt_starts, scan.attempt_ends, scan.report_lines, scan.lines
@@ -69,7 +68,7 @@ def test_pieces_merged_are_the_whole_scan(engine, small_chunks, tmp_path_factory
     path = tmp_path_factory.mktemp("pieces") / "train.log"
     path.write_text("".join(_dressed(line, how) for line, how in lines), encoding="utf-8")
     whole, pieces = _both(engine, path, jobs)
-    assert _scan_state(pieces) == _scan_state(whole)
+    assert _scan_state(pieces.scans[0]) == _scan_state(whole.scans[0])
     assert pieces.to_json() == whole.to_json()
 
 
@@ -85,7 +84,7 @@ def test_the_cap_per_key_and_a_continuation_hold_across_a_cut(engine, small_chun
     path.write_text(text)
     assert reader.grid_split(path, len(text), 2) == [len(head + BARRIER)]
     whole, pieces = _both(engine, path, 2)
-    assert _scan_state(pieces) == _scan_state(whole)
+    assert _scan_state(pieces.scans[0]) == _scan_state(whole.scans[0])
     kept = [e for e in pieces.scans[0].events if e.pattern.id == "jax-barrier-timed-out"]
     assert kept[0].captures.get("continuation") == STRAGGLER.strip()
     assert len(kept) == KEEP_PER_KEY
@@ -110,3 +109,23 @@ def test_a_partial_scan_is_plain_data_and_refuses_another_library(engine, tmp_pa
            [(e.pattern.id, e.line, e.captures) for e in scan.events]
     with pytest.raises(ValueError, match="same library"):
         from_partial({**partial, "patterns": partial["patterns"] + 1}, engine.matcher, str(path), 0)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.lists(st.lists(st.sampled_from(LINES), max_size=120), min_size=2, max_size=6),
+       jobs=st.integers(2, 3))
+def test_files_spread_over_processes_are_read_as_in_one(engine, small_chunks, tmp_path_factory, files, jobs):
+    folder = tmp_path_factory.mktemp("ranks")
+    paths = []
+    for rank, lines in enumerate(files):
+        path = folder / f"rank{rank}.log"
+        path.write_text("".join(lines))
+        paths.append(path)
+    whole = engine.analyze_paths(paths)
+    engine.jobs = jobs
+    try:
+        spread = engine.analyze_paths(paths)
+    finally:
+        engine.jobs = 1
+    assert [_scan_state(scan) for scan in spread.scans] == [_scan_state(scan) for scan in whole.scans]
+    assert spread.to_json() == whole.to_json()

@@ -74,6 +74,27 @@ def scan_in_pieces(matcher: Matcher, path: str, name: str, size: int, jobs: int,
     return result
 
 
+def scan_files(matcher: Matcher, files: list[tuple[int, str, str, int, Source]], jobs: int,
+               advanced: Callable[[int], None]) -> dict[int, ScanResult]:
+    """Several plain files (input index, path, name, size, source) scanned whole, spread over `jobs` forked
+    processes; each result's events are numbered from 0, for the caller to place after the inputs before it. Empty
+    when it is not worth it (one file, little to read, one core, no fork)."""
+    if jobs < 2 or len(files) < 2 or sum(f[3] for f in files) < MIN_SPLIT_BYTES or not can_fork():
+        return {}
+    results = {}
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        scanned = pool.imap(_scan_file, [(matcher, f) for f in files], chunksize=max(1, len(files) // (jobs * 16)))
+        for (index, _, name, size, _), partial in zip(files, scanned):
+            results[index] = from_partial(partial, matcher, name, index)
+            advanced(size)
+    return results
+
+
+def _scan_file(job: tuple[Matcher, tuple[int, str, str, int, Source]]) -> dict[str, Any]:
+    matcher, (index, path, name, size, source) = job
+    return _scan_piece(matcher, path, name, 0, size, index, source)
+
+
 def _scan_piece(matcher: Matcher, path: str, name: str, start: int, end: int, input_index: int,
                 file_source: Source) -> dict[str, Any]:
     return to_partial(matcher.scan(range_chunks(path, start, end), name, input_index, file_source), matcher)
