@@ -311,3 +311,16 @@ def test_a_network_fallback_on_one_host_is_no_failure(engine):
     assert engine.analyze_text("\n".join(lines)).diagnoses == ()
     # Without the loopback bootstrap (a multi-node job) the same fallback is the failure.
     assert [d.id for d in engine.analyze_text("\n".join(lines[:3])).diagnoses][:1] == ["efa-ofi-init-failed"]
+
+
+def test_one_collective_of_another_size_at_one_sequence_number_is_the_odd_one(engine):
+    # PKU-YuanGroup/MoE-LLaVA#20 (ZeRO-3, MoE): every rank times out in _ALLGATHER_BASE at SeqNum 202558, rank 0 with
+    # a different size: it gathers another parameter, a different call.
+    lines = [f"[E ProcessGroupNCCL.cpp:467] [Rank {rank}] Watchdog caught collective operation timeout: "
+             f"WorkNCCL(SeqNum=202558, OpType=_ALLGATHER_BASE, NumelIn={numel}, NumelOut={out}, Timeout(ms)=1800000) "
+             f"ran for {ran} milliseconds before timing out."
+             for rank, numel, out, ran in [(6, 2359296, 18874368, 1800376), (1, 2359296, 18874368, 1800392),
+                                           (2, 2359296, 18874368, 1800436), (0, 75264, 602112, 1800709)]]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.undetermined) == ("mismatched-collectives", 0, False)
+    assert any("rank(s) 0 in _ALLGATHER_BASE of 75264 elements" in e for e in d.evidence_for)

@@ -23,6 +23,12 @@ def _collective(e: Event) -> str | None:
     return op if op and op.lower() not in POINT_TO_POINT else None
 
 
+def _shape(e: Event) -> str:
+    """The collective and, where the watchdog gives it, its size: "BROADCAST of 64 elements"."""
+    numel = e.captures.get("numel_in")
+    return f"{_collective(e)} of {numel} elements" if numel else str(_collective(e))
+
+
 def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
     """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear."""
     fingerprints: dict[int, str] = {}
@@ -37,10 +43,11 @@ def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
         fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
                         if "seq" in e.captures and e.source.rank is not None}
         kind = "sequence number"
-    if not fingerprints:  # a PyTorch without sequence numbers: the collective each rank is stuck in
-        fingerprints = {e.source.rank: op for e in h.failures()
-                        if (op := _collective(e)) and e.source.rank is not None}
-        kind = "collective"
+    if len(set(fingerprints.values())) < 2:
+        # No sequence numbers, or the same one everywhere: the collective each rank is stuck in, with its size.
+        shapes = {e.source.rank: _shape(e) for e in h.failures() if _collective(e) and e.source.rank is not None}
+        if len(set(shapes.values())) > 1:
+            fingerprints, kind = shapes, "collective"
     values = Counter(fingerprints.values())
     if len(values) < 2:
         return None
@@ -97,6 +104,18 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
         if op and e.source.rank is not None and (seq or not numbered):
             ops[seq or ""][op].add(e.source.rank)
     for seq, by_op in sorted(ops.items()):
+        if len(by_op) == 1 and seq:
+            # One operation at this sequence number, but of different sizes: different tensors, so different calls.
+            shapes: dict[str, set[int]] = defaultdict(set)
+            for e in h.failures():
+                if e.captures.get("seq") == seq and _collective(e) and e.source.rank is not None:
+                    shapes[_shape(e)].add(e.source.rank)
+            if len(shapes) > 1:
+                ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {s}" for s, r in sorted(shapes.items()))
+                return (f"at sequence number {seq} the ranks time out in collectives of different sizes ({ranks}): "
+                        "each is a different call that happens to share the number (ranks took different paths, or "
+                        "built tensors of different shapes)",
+                        f"the ranks time out in collectives of different sizes at sequence number {seq}")
         if len(by_op) > 1:
             ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {op}" for op, r in sorted(by_op.items()))
             if not seq:
