@@ -302,3 +302,18 @@ def test_an_indented_error_field_of_a_banner_is_no_error_line(engine):
     # At the start of a line it is an error line (text-generation-inference's launcher, from the library's examples).
     assert [d.id for d in engine.analyze_text("Error: ShardCannotStart").diagnoses] == [UNRECOGNISED]
 
+
+
+def test_an_error_level_glog_line_is_an_error_line_but_not_tensorflows_start_up_noise(engine):
+    # XLA on GPU (EnzymeAD/Enzyme-JAX#623): abseil's E-level prefix with seconds since the epoch.
+    xla = ("E0000 00:00:1743713172.513857  698835 pjrt_stream_executor_client.cc:3072] Execution of replica 0 failed: "
+           "DEADLINE_EXCEEDED: GetKeyValue() timed out with key: devices=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,"
+           "18,19,20,21,22,23,24,25,26,27,28,29]; stream=0")
+    assert engine.analyze_text(xla).diagnoses
+    # TensorFlow 2.15+ start-up, healthy (bmaltais/kohya_ss#3320, openxla/xla#20803).
+    noise = ["E0000 00:00:1751448150.986970   10148 cuda_dnn.cc:8579] Unable to register cuDNN factory: Attempting to "
+             "register factory for plugin cuDNN when one has already been registered",
+             "2023-10-09 13:36:23.355674: E tensorflow/compiler/xla/stream_executor/cuda/cuda_fft.cc:609] Unable to "
+             "register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been "
+             "registered"]
+    assert engine.analyze_text("\n".join(noise)).diagnoses == ()
