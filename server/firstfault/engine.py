@@ -157,7 +157,7 @@ def _bounded_by_later_times(events: list[Event]) -> list[Event]:
     for e in reversed(events):
         if e.time is not None and e.clock == "wall":
             later = e.time
-        elif later is not None:
+        elif e.before != later:  # set afresh: a rescanned buffer's events keep what an earlier analysis gave them
             e = attrs.evolve(e, before=later)
         bounded.append(e)
     return bounded[::-1]
