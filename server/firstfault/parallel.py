@@ -36,6 +36,10 @@ from firstfault.reader import Chunk, grid_split, range_chunks
 # Below this a file is read in one piece: forking and merging cost more than the second core gives back.
 MIN_SPLIT_BYTES = 64 * 1024 * 1024
 
+# The matcher the forked workers use: set before the pool forks, so each child has it in its copy of the parent's
+# memory and only file names and offsets are sent to it (a pickled automaton would cost more than the scan).
+_FORKED: Matcher | None = None
+
 
 def default_jobs() -> int:
     """The cores this process may use: one piece each."""
@@ -52,8 +56,8 @@ def can_fork() -> bool:
 def scan_in_pieces(matcher: Matcher, path: str, name: str, size: int, jobs: int, input_index: int,
                    file_source: Source, order_start: int, advance: Callable[[Chunk], None],
                    advanced: Callable[[int], None]) -> ScanResult | None:
-    """The scan of a plain file (shown as `name`) in up to `jobs` pieces; None when it is not worth splitting (small, one core, no
-    fork, or no clean place to cut), and the caller scans it whole. `advance` sees the chunks read here;
+    """The scan of a plain file (shown as `name`) in up to `jobs` pieces; None when it is not worth splitting (small,
+    one core, no fork, or no clean place to cut), and the caller scans it whole. `advance` sees the chunks read here;
     `advanced` the byte count of each piece read elsewhere, once it is done."""
     if jobs < 2 or size < MIN_SPLIT_BYTES or not can_fork():
         return None
@@ -61,9 +65,8 @@ def scan_in_pieces(matcher: Matcher, path: str, name: str, size: int, jobs: int,
     if not cuts:
         return None
     bounds = [0, *cuts, size]
-    # The children inherit the matcher (its automaton) through fork; only their partial results come back.
-    with multiprocessing.get_context("fork").Pool(len(bounds) - 2) as pool:
-        pending = [pool.apply_async(_scan_piece, (matcher, path, name, start, end, input_index, file_source))
+    with _forked_pool(matcher, len(bounds) - 2) as pool:
+        pending = [pool.apply_async(_scan_piece, (path, name, start, end, input_index, file_source))
                    for start, end in zip(bounds[1:-1], bounds[2:])]
         result = matcher.scan(range_chunks(path, 0, bounds[1]), name, input_index, file_source, order_start,
                               advance)
@@ -82,22 +85,28 @@ def scan_files(matcher: Matcher, files: list[tuple[int, str, str, int, Source]],
     if jobs < 2 or len(files) < 2 or sum(f[3] for f in files) < MIN_SPLIT_BYTES or not can_fork():
         return {}
     results = {}
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        scanned = pool.imap(_scan_file, [(matcher, f) for f in files], chunksize=max(1, len(files) // (jobs * 16)))
+    with _forked_pool(matcher, jobs) as pool:
+        scanned = pool.imap(_scan_file, files, chunksize=max(1, len(files) // (jobs * 16)))
         for (index, _, name, size, _), partial in zip(files, scanned):
             results[index] = from_partial(partial, matcher, name, index)
             advanced(size)
     return results
 
 
-def _scan_file(job: tuple[Matcher, tuple[int, str, str, int, Source]]) -> dict[str, Any]:
-    matcher, (index, path, name, size, source) = job
-    return _scan_piece(matcher, path, name, 0, size, index, source)
+def _forked_pool(matcher: Matcher, processes: int):
+    global _FORKED
+    _FORKED = matcher
+    return multiprocessing.get_context("fork").Pool(processes)
 
 
-def _scan_piece(matcher: Matcher, path: str, name: str, start: int, end: int, input_index: int,
-                file_source: Source) -> dict[str, Any]:
-    return to_partial(matcher.scan(range_chunks(path, start, end), name, input_index, file_source), matcher)
+def _scan_file(file: tuple[int, str, str, int, Source]) -> dict[str, Any]:
+    index, path, name, size, source = file
+    return _scan_piece(path, name, 0, size, index, source)
+
+
+def _scan_piece(path: str, name: str, start: int, end: int, input_index: int, file_source: Source) -> dict[str, Any]:
+    assert _FORKED is not None, "a piece is scanned only in a process forked by _forked_pool"
+    return to_partial(_FORKED.scan(range_chunks(path, start, end), name, input_index, file_source), _FORKED)
 
 
 def to_partial(result: ScanResult, matcher: Matcher) -> dict[str, Any]:
