@@ -129,3 +129,12 @@ def test_files_spread_over_processes_are_read_as_in_one(engine, small_chunks, tm
         engine.jobs = 1
     assert [_scan_state(scan) for scan in spread.scans] == [_scan_state(scan) for scan in whole.scans]
     assert spread.to_json() == whole.to_json()
+
+
+def test_a_compressed_file_is_read_in_one_process(engine, small_chunks, tmp_path, monkeypatch):
+    import gzip
+    path = tmp_path / "train.log.gz"
+    path.write_bytes(gzip.compress("".join(LINES * 3).encode()))
+    monkeypatch.setattr(parallel, "_scan_piece", None)  # a piece sent to a worker would fail here
+    whole, pieces = _both(engine, path, 2)
+    assert pieces.to_json() == whole.to_json()

@@ -16,7 +16,7 @@ from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
 from firstfault.matcher import Event, Matcher, ScanResult
-from firstfault.parallel import scan_files, scan_in_pieces
+from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
 
@@ -122,8 +122,8 @@ class Engine:
         file_sources = [item.source if item.source is not None else (
             source_from_path(item.name)[0] if len(inputs) > 1 else Source()) for item in inputs]
         # Several plain files (one per rank): spread over the cores, whole, then numbered in input order below.
-        elsewhere = scan_files(self.matcher, [(i, item.plain_path, item.name, item.size, file_sources[i])
-                                              for i, item in enumerate(inputs) if item.plain_path],
+        elsewhere = scan_files(self.matcher, [(i, item.file_path, item.name, item.size, file_sources[i])
+                                              for i, item in enumerate(inputs) if item.file_path],
                                self.jobs, advanced) if advanced else {}
         order = 0
         for index, item in enumerate(inputs):
@@ -131,15 +131,14 @@ class Engine:
             earlier, changed = item.earlier if item.earlier is not None else (None, 0)
             at = earlier.resumable(changed, order) if earlier is not None and item.chunks_from else None
             if index in elsewhere:
-                scan = elsewhere[index]
-                scan.events[:] = [attrs.evolve(e, order=order + k) for k, e in enumerate(scan.events, 1)]
+                scan = numbered_from(elsewhere[index], order)
             elif at is not None:  # an edited buffer: from the last checkpoint before the first changed line
                 scan = self.matcher.scan(item.chunks_from(at.offset, at.first_line), item.name, index, source,
                                          order, advance, resume=(earlier, at))
-            elif not (advanced and item.plain_path and (scan := scan_in_pieces(
-                    self.matcher, item.plain_path, item.name, item.size, self.jobs, index, source, order, advance,
-                    advanced))):
-                scan = self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
+            else:
+                pieces = scan_in_pieces(self.matcher, item.file_path, item.name, item.size, self.jobs, index, source,
+                                        order, advance, advanced) if advanced and item.file_path else None
+                scan = pieces or self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
             scan = _placed(scan, item)
             order += len(scan.events)
             scans.append(scan)

@@ -14,8 +14,8 @@ from firstfault.errorfile import read_error_file
 from firstfault.flightrecorder import Dump, analyse, load_dump
 from firstfault.ncclras import read_report
 from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, RAS, classify_file, walk
-from firstfault.reader import Chunk, InputError, file_size, is_gzip, is_stream, iter_chunks, iter_text_chunks, \
-    looks_binary, open_input
+from firstfault.reader import Chunk, InputError, file_size, is_stream, iter_chunks, iter_text_chunks, looks_binary, \
+    open_input
 
 
 @attrs.frozen
@@ -36,8 +36,8 @@ class TextInput:
     # line changed since it (the scan starts again from its last checkpoint before that line).
     chunks_from: Callable[[int, int], Iterator[Chunk]] | None = None
     earlier: tuple[Any, int] | None = None
-    # A plain file on disk (not compressed, not a stream): it can be read in byte ranges, in several processes.
-    plain_path: str | None = None
+    # A file on disk (not a stream): parallel.py may read it in several processes (unless it is compressed).
+    file_path: str | None = None
 
 
 @attrs.frozen
@@ -144,7 +144,7 @@ def _span(ranks: list[int]) -> str:
 def path_input(path: str | Path) -> TextInput:
     stream = is_stream(path)
     return TextInput(str(path), _path_chunks(path), file_size(path), not stream and looks_binary(path),
-                     plain_path=None if stream or is_gzip(path) else str(path))
+                     file_path=None if stream else str(path))
 
 
 def text_input(text: str, name: str, earlier: tuple[Any, int] | None = None) -> TextInput:

@@ -203,7 +203,6 @@ class Matcher:
         """`resume`: an earlier scan of this input and the checkpoint `chunks` start from (see Checkpoint)."""
         result = ScanResult(path, input_index)
         order = order_start
-        awaiting: list[tuple[int, str]] = []  # (event index, shared prefix): continuations in the next chunk
         if resume is not None:
             earlier, at = resume
             result.events = [attrs.evolve(e, input_index=input_index) if e.input_index != input_index else e
@@ -215,18 +214,16 @@ class Matcher:
             result.checkpoints = [c for c in earlier.checkpoints if c.first_line < at.first_line]
             order, result.awaiting = at.order, list(at.awaiting)
             result.lines = at.first_line - 1
-        awaiting = result.awaiting
         for chunk in chunks:
             if chunk.clean:
                 result.checkpoints.append(Checkpoint(
                     chunk.offset, chunk.first_line, order_start, len(result.events), Counter(result.counts),
                     len(result.attempt_starts), len(result.attempt_ends), len(result.report_lines), order,
-                    tuple(awaiting)))
+                    tuple(result.awaiting)))
             if result.lead is None:
                 result.lead = chunk.text.split("\n", 1)[0]
-            if awaiting:
+            if result.awaiting:
                 result.continue_into(chunk.text.split("\n", 1)[0])
-                awaiting = result.awaiting
             for line_no, index_in_chunk, start, candidates in self._hit_lines(chunk):
                 text = chunk.text
                 stop = text.find("\n", start)
@@ -265,7 +262,7 @@ class Matcher:
                         if following := _next_line(text, stop, line[:m.start()]):
                             captures["continuation"] = following
                         elif stop < 0 or stop == len(text) - 1:
-                            awaiting.append((len(result.events), line[:m.start()]))
+                            result.awaiting.append((len(result.events), line[:m.start()]))
                     result.events.append(Event(
                         pattern, input_index, path, line_no,
                         _column(original, line, m.start()), _column(original, line, m.end()),

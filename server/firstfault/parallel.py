@@ -13,7 +13,7 @@ matcher both sides built from the same library:
      "counts": [[pattern id, [rank, local_rank, host, pid, device], lines seen], ...],
      "attempt_starts": [line, ...], "attempt_ends": [line, ...], "report_lines": [line, ...],
      "awaiting": [[event index, prefix], ...],
-     "slow": [pattern index, ...]}         # user patterns switched off for running out of time
+     "slow": [[pattern index, where it is defined], ...]}   # user patterns switched off for running out of time
 
 Line numbers count from 1 at the piece's start; the merge moves them after the pieces before it, keeps the first
 KEEP_PER_KEY events per (pattern, source) over all pieces, numbers the events' order again and gives awaiting
@@ -31,7 +31,7 @@ import attrs
 
 from firstfault.context import Source
 from firstfault.matcher import KEEP_PER_KEY, Event, Matcher, ScanResult
-from firstfault.reader import Chunk, grid_split, range_chunks
+from firstfault.reader import Chunk, grid_split, is_gzip, range_chunks
 
 # Below this a file is read in one piece: forking and merging cost more than the second core gives back.
 MIN_SPLIT_BYTES = 64 * 1024 * 1024
@@ -59,7 +59,7 @@ def scan_in_pieces(matcher: Matcher, path: str, name: str, size: int, jobs: int,
     """The scan of a plain file (shown as `name`) in up to `jobs` pieces; None when it is not worth splitting (small,
     one core, no fork, or no clean place to cut), and the caller scans it whole. `advance` sees the chunks read here;
     `advanced` the byte count of each piece read elsewhere, once it is done."""
-    if jobs < 2 or size < MIN_SPLIT_BYTES or not can_fork():
+    if jobs < 2 or size < MIN_SPLIT_BYTES or not can_fork() or is_gzip(path):
         return None
     cuts = grid_split(path, size, jobs)
     if not cuts:
@@ -73,17 +73,23 @@ def scan_in_pieces(matcher: Matcher, path: str, name: str, size: int, jobs: int,
         for (start, end), job in zip(zip(bounds[1:-1], bounds[2:]), pending):
             result = merge(result, from_partial(job.get(), matcher, name, input_index))
             advanced(end - start)
+    return numbered_from(result, order_start)
+
+
+def numbered_from(result: ScanResult, order_start: int) -> ScanResult:
+    """The events' order numbers as one scan of this input would give them after `order_start`."""
     result.events[:] = [attrs.evolve(e, order=order_start + i) for i, e in enumerate(result.events, 1)]
     return result
 
 
 def scan_files(matcher: Matcher, files: list[tuple[int, str, str, int, Source]], jobs: int,
                advanced: Callable[[int], None]) -> dict[int, ScanResult]:
-    """Several plain files (input index, path, name, size, source) scanned whole, spread over `jobs` forked
+    """Several files on disk (input index, path, name, size, source) scanned whole, spread over `jobs` forked
     processes; each result's events are numbered from 0, for the caller to place after the inputs before it. Empty
     when it is not worth it (one file, little to read, one core, no fork)."""
     if jobs < 2 or len(files) < 2 or sum(f[3] for f in files) < MIN_SPLIT_BYTES or not can_fork():
         return {}
+    files = [f for f in files if not is_gzip(f[1])]  # a .gz is read through its decompressor, in order
     results = {}
     with _forked_pool(matcher, jobs) as pool:
         scanned = pool.imap(_scan_file, files, chunksize=max(1, len(files) // (jobs * 16)))
@@ -122,7 +128,7 @@ def to_partial(result: ScanResult, matcher: Matcher) -> dict[str, Any]:
         "attempt_ends": result.attempt_ends,
         "report_lines": result.report_lines,
         "awaiting": [list(a) for a in result.awaiting],
-        "slow": sorted(matcher.slow),
+        "slow": sorted(matcher.slow.items()),
     }
 
 
@@ -130,8 +136,8 @@ def from_partial(partial: dict[str, Any], matcher: Matcher, path: str, input_ind
     if partial["patterns"] != len(matcher.patterns):
         raise ValueError(f"a partial scan made with {partial['patterns']} patterns, read with "
                          f"{len(matcher.patterns)}: both sides must load the same library")
-    for i in partial["slow"]:
-        matcher.slow.setdefault(i, "")
+    for i, origin in partial["slow"]:
+        matcher.slow.setdefault(i, origin)
     events = [Event(matcher.patterns[p], input_index, path, line, start, end, text, Source(*source), time, clock,
                     inferred, captures, 0, root_cause)
               for p, line, start, end, text, source, time, clock, inferred, captures, root_cause in partial["events"]]
