@@ -12,6 +12,7 @@ import attrs
 from firstfault.context import Source, is_summary_field, message_start, parse_line, parse_time, summary_entry_source
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
+from firstfault.prefilter import Prefilter
 from firstfault.reader import Chunk, ascii_lower, original_column
 from firstfault.userregex import SECONDS_PER_SEARCH, SlowPattern
 
@@ -178,7 +179,7 @@ class Matcher:
             self.automaton.add_word(literal, tuple(indices))
         if by_literal:
             self.automaton.make_automaton()
-        self._empty = not by_literal
+        self.prefilter = Prefilter(by_literal)
         self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
 
     def _search(self, index: int, line: str) -> _Found | None:
@@ -275,19 +276,17 @@ class Matcher:
 
     def _hit_lines(self, chunk: Chunk) -> Iterator[tuple[int, int, int, set[int]]]:
         """(line number, line index in chunk, line start offset, candidate pattern indices) per hit line."""
-        if self._empty:
-            return
-        lowered = ascii_lower(chunk.text)
-        lines: dict[int, set[int]] = {}
-        for end, indices in self.automaton.iter(lowered):
-            start = lowered.rfind("\n", 0, end) + 1
-            lines.setdefault(start, set()).update(indices)
+        text = chunk.text
         counted_to = 0
         index = 0
-        for start in sorted(lines):
-            index += chunk.text.count("\n", counted_to, start)
-            counted_to = start
-            yield chunk.first_line + index, index, start, lines[start]
+        for start in self.prefilter.line_starts(text):
+            stop = text.find("\n", start)
+            candidates = {i for _, found in self.automaton.iter(ascii_lower(text[start:stop if stop >= 0 else None]))
+                          for i in found}
+            if candidates:
+                index += text.count("\n", counted_to, start)
+                counted_to = start
+                yield chunk.first_line + index, index, start, candidates
 
     @staticmethod
     def _previous_lines(text: str, start: int, limit: int) -> Iterator[str]:

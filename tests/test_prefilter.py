@@ -1,0 +1,89 @@
+"""The prefilter only decides which lines the full automaton reads: with it, every chunk must give exactly the hit
+lines and candidates that the full automaton gives over the whole chunk."""
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firstfault.matcher import Matcher
+from firstfault.prefilter import MARKER, WINDOW, Prefilter, choose_anchors
+from firstfault.reader import ascii_lower, iter_chunks
+
+
+def straightforward_hit_lines(matcher: Matcher, chunk) -> list:
+    """The path without a prefilter: the full automaton over the whole lower-cased chunk."""
+    text = chunk.text
+    lowered = ascii_lower(text)
+    lines: dict[int, set[int]] = {}
+    for end, indices in matcher.automaton.iter(lowered):
+        lines.setdefault(lowered.rfind("\n", 0, end) + 1, set()).update(indices)
+    return [(chunk.first_line + text.count("\n", 0, start), text.count("\n", 0, start), start, lines[start])
+            for start in sorted(lines)]
+
+
+def assert_same_hits(matcher: Matcher, data: bytes, chunk_bytes: int = 1 << 20) -> int:
+    hits = 0
+    for chunk in iter_chunks(io.BytesIO(data), chunk_bytes):
+        expected = straightforward_hit_lines(matcher, chunk)
+        assert list(matcher._hit_lines(chunk)) == expected
+        hits += len(expected)
+    return hits
+
+
+def library_lines(engine) -> list[str]:
+    return [line for p in engine.matcher.patterns for line in p.match]
+
+
+def test_every_library_example_is_found_as_the_full_automaton_finds_it(engine):
+    lines = library_lines(engine)
+    assert len(lines) > 1000
+    data = "\n".join(lines).encode()
+    assert assert_same_hits(engine.matcher, data) >= len(lines) * 0.9
+
+
+def test_edge_inputs_give_the_same_hits(engine):
+    lines = library_lines(engine)[::7]
+    variants = [
+        "\r\n".join(lines),  # CRLF
+        "\r".join(lines),  # lone CR (progress bars)
+        "\n".join(line.upper() for line in lines),
+        "\n".join(line.replace("k", "\u212a").replace("K", "\u212a") for line in lines),  # Kelvin sign lowers to k
+        "\n".join(line.replace("i", "\u0130").replace("I", "\u0130") for line in lines),  # dotted I lowers to i
+        "\n".join(f"\x1b[31m{line[:9]}\x1b[0m{line[9:]}" for line in lines),  # colour inside a literal
+        "\n".join(f"\x1b]633;C\x07{line}" for line in lines),  # VS Code's shell integration marks
+        "\ufeff" + "\n".join(lines),  # BOM
+        "\n".join("x" * (WINDOW - len(line) // 2) + line for line in lines[:40]),  # literals across window edges
+        "x" * (3 * WINDOW) + " ".join(lines[:50]),  # one line longer than several windows
+    ]
+    for text in variants:
+        assert assert_same_hits(engine.matcher, text.encode()) > 0
+    invalid = b"\xff\xfe".join(line.encode() for line in lines)
+    assert assert_same_hits(engine.matcher, invalid) > 0
+    # A line longer than a chunk, cut near the chunk's boundary.
+    assert assert_same_hits(engine.matcher, ("y" * 5000 + lines[0] + "\n" + lines[1]).encode(), chunk_bytes=4096)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["NCCL WARN", "out of memory", "Timeout", "rank", "\n", "\r\n", " ", "x" * 50,
+                                 "\u212a", "\u0130", "\x1b[0m", "RuntimeError:", "Error", "error:", "killed",
+                                 "watchdog", "ChildFailedError", "exitcode", "\xff", "\xe9"]), max_size=60))
+def test_random_text_gives_the_same_hits(engine, parts):
+    assert_same_hits(engine.matcher, "".join(parts).encode("utf-8", "surrogatepass"), chunk_bytes=256)
+
+
+def test_every_literal_is_flagged_in_its_own_line_whatever_its_case():
+    literals = ["nccl warn", "cuda out of memory", "a", "killed", "ab", "segmentation fault"]
+    prefilter = Prefilter(literals)
+    for literal in literals:
+        for text in (literal, literal.upper(), f"pre {literal.upper()} post\nnext"):
+            assert list(prefilter.line_starts(text)) == [0]
+    assert list(prefilter.line_starts("nothing here\nor there")) == []
+
+
+def test_anchors_cover_every_literal_and_avoid_common_characters():
+    literals = ["nccl warn", "cuda out of memory", "timeout", "segmentation fault", "killed"]
+    anchors = choose_anchors(literals)
+    assert all(any(c in anchors for c in literal) for literal in literals)
+    assert " " not in anchors and "e" not in anchors
+    assert MARKER not in "".join(literals)
