@@ -3,6 +3,8 @@ lines and candidates that the full automaton gives over the whole chunk."""
 
 import io
 
+import ahocorasick
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,7 +76,11 @@ def test_random_text_gives_the_same_hits(engine, parts):
 
 def test_every_literal_is_flagged_in_its_own_line_whatever_its_case():
     literals = ["nccl warn", "cuda out of memory", "a", "killed", "ab", "segmentation fault"]
-    prefilter = Prefilter(literals)
+    full = ahocorasick.Automaton()
+    for literal in literals:
+        full.add_word(literal, literal)
+    full.make_automaton()
+    prefilter = Prefilter(literals, full)
     for literal in literals:
         for text in (literal, literal.upper(), f"pre {literal.upper()} post\nnext"):
             assert list(prefilter.line_starts(text)) == [0]

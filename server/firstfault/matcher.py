@@ -179,7 +179,7 @@ class Matcher:
             self.automaton.add_word(literal, tuple(indices))
         if by_literal:
             self.automaton.make_automaton()
-        self.prefilter = Prefilter(by_literal)
+        self.prefilter = Prefilter(by_literal, self.automaton)
         self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
 
     def _search(self, index: int, line: str) -> _Found | None:

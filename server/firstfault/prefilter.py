@@ -13,6 +13,8 @@ from typing import Iterable, Iterator
 
 import ahocorasick
 
+from firstfault.reader import ascii_lower
+
 MARKER = "\x01"
 # Printable ASCII from the most to the least frequent, lower-cased, in this project's real logs (the clean corpus,
 # the realrun fixtures and the examples: 110 K characters); anything absent is rarer still.
@@ -22,6 +24,8 @@ _BY_FREQUENCY = " et0r1ani:cospdl.2u/f3-]4m[g6k5b_h7y8=9v,*w()^|'\"xz>+q<#j%{}!?
 MIN_SUFFIX = 6
 # Windows this long keep pyahocorasick's working copy of the text in cache (a whole 50 MB text runs 2x slower).
 WINDOW = 1 << 18
+# Past a flagged line longer than this the scan starts again after it (a restart copies the window once more).
+LONG_LINE = 1 << 12
 
 
 def _rarity_cost(char: str) -> float:
@@ -58,7 +62,12 @@ def _table(anchors: frozenset[str]) -> dict[int, str]:
 
 
 class Prefilter:
-    def __init__(self, literals: Iterable[str]):
+    """`full`: the automaton of the literals themselves. A window that holds non-ASCII text is read by it directly,
+    lower-cased as the matcher lower-cases: str.translate has a fast path only for ASCII text (random bytes decoded
+    to U+FFFD took 60 ns a character), and lower() has one for all text."""
+
+    def __init__(self, literals: Iterable[str], full: ahocorasick.Automaton):
+        self.full = full
         literals = [lit for lit in set(literals) if lit]
         self.anchors = choose_anchors(literals)
         self.table = _table(self.anchors)
@@ -78,11 +87,28 @@ class Prefilter:
         while begin < len(text):
             end = text.find("\n", min(begin + WINDOW, len(text)))  # a window ends at a line's end: no literal spans
             end = len(text) if end < 0 else end + 1
-            window = text[begin:end].translate(self.table)
-            last = -1
-            for stop, _ in self.automaton.iter(window):
-                start = window.rfind("\n", 0, stop) + 1
-                if start != last:
-                    last = start
-                    yield begin + start
+            window = text[begin:end]
+            flagged = (self._flagged(self.automaton, window.translate(self.table)) if window.isascii()
+                       else self._flagged(self.full, ascii_lower(window)))
+            yield from (begin + start for start in flagged)
             begin = end
+
+    @staticmethod
+    def _flagged(automaton: ahocorasick.Automaton, window: str) -> Iterator[int]:
+        """Line starts in a translated (or lower-cased) window. After a line is flagged its other hits are skipped: a run of anchor
+        characters (a hostile line of 200 MB of 'x', random bytes) can hit at every position."""
+        position = 0
+        while position < len(window):
+            line_end = -1
+            for stop, _ in automaton.iter(window, position):
+                if stop < line_end:
+                    continue
+                yield window.rfind("\n", 0, stop) + 1
+                line_end = window.find("\n", stop)
+                if line_end < 0:
+                    return  # the rest of the window is this line
+                if line_end - stop > LONG_LINE:
+                    position = line_end + 1  # start again after it rather than step through its hits
+                    break
+            else:
+                return
