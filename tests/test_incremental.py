@@ -38,7 +38,7 @@ def _scan_state(report):
 @given(base=st.lists(st.sampled_from(LINES), min_size=1, max_size=300),
        cut=st.integers(0, 300), tail=st.lists(st.sampled_from(LINES), max_size=120), partial=st.booleans())
 def test_a_rescan_from_a_checkpoint_is_the_whole_scan(engine, monkeypatch, base, cut, tail, partial):
-    monkeypatch.setattr(reader, "CHUNK_BYTES", 2048)  # the same for every example: nothing to reset
+    monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", 2048)  # the same for every example: nothing to reset
     old = "".join(base)
     if partial:  # the last line was still being written
         old = old[:-1]
@@ -53,7 +53,7 @@ def test_a_rescan_from_a_checkpoint_is_the_whole_scan(engine, monkeypatch, base,
 
 
 def test_an_append_rescans_only_the_last_chunk(engine, monkeypatch):
-    monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", 4096)
     old = "".join(LINES * 3)
     new = old + "".join(LINES[:40])
     before = engine.analyze([text_input(old, "live.log")])

@@ -3,12 +3,15 @@ VS Code, even when a log holds U+2028, U+0085 or a form feed; incremental edits 
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.workspace import Workspace
 
+import firstfault.lsp.document as document_module
 from firstfault.lsp.document import LogDocument, editor_lines, use_editor_lines
 
 
@@ -89,3 +92,15 @@ def test_the_line_index_kept_across_edits_is_the_one_a_full_split_gives(source, 
         count = len(split) + (1 if expected.endswith(("\r", "\n")) or not expected else 0)
         assert len(doc.starts()) == count
         assert [doc.line_text(i) for i in range(len(split))] == [line.rstrip("\r\n") for line in split]
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    monkeypatch.setattr(document_module, "_PIECE", 3)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=st.text(alphabet="ab\n\u00e9", max_size=40), base=st.integers(0, 9))
+def test_line_starts_without_a_cr_are_the_breaks_a_regex_finds(small_pieces, source, base):
+    """The split path (no \\r in the text) read a piece at a time, with pieces small enough to cut lines."""
+    assert list(document_module.line_starts(source, base)) == [base + m.end() for m in re.finditer("\n", source)]
