@@ -53,11 +53,11 @@ def choose_anchors(literals: Iterable[str]) -> frozenset[str]:
 
 
 def _table(anchors: frozenset[str]) -> dict[int, str]:
-    """Lower-case ASCII letters as the matcher does (reader.ascii_lower), with the two non-ASCII characters whose
-    lower case is ASCII; then every anchor becomes the marker."""
+    """ASCII lower-cased as the matcher lower-cases it (reader.ascii_lower), then every anchor made the marker. Only
+    ASCII windows are translated: the two non-ASCII characters whose lower case is ASCII (U+0130, U+212A) are in
+    windows the full automaton reads."""
     lower = {c: c for c in map(chr, range(128))}
     lower.update({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
-    lower.update({"\u0130": "i", "\u212a": "k"})
     return {ord(c): MARKER if low in anchors else low for c, low in lower.items() if c != low or low in anchors}
 
 
@@ -95,8 +95,8 @@ class Prefilter:
 
     @staticmethod
     def _flagged(automaton: ahocorasick.Automaton, window: str) -> Iterator[int]:
-        """Line starts in a translated (or lower-cased) window. After a line is flagged its other hits are skipped: a run of anchor
-        characters (a hostile line of 200 MB of 'x', random bytes) can hit at every position."""
+        """Line starts in a translated (or lower-cased) window. After a line is flagged its other hits are skipped: a
+        run of anchor characters (a hostile line of 200 MB of 'x') can hit at every position."""
         position = 0
         while position < len(window):
             line_end = -1
