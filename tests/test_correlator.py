@@ -324,3 +324,19 @@ def test_one_collective_of_another_size_at_one_sequence_number_is_the_odd_one(en
     d = engine.analyze_text("\n".join(lines)).diagnoses[0]
     assert (d.id, d.initiator.rank, d.undetermined) == ("mismatched-collectives", 0, False)
     assert any("rank(s) 0 in _ALLGATHER_BASE of 75264 elements" in e for e in d.evidence_for)
+
+
+# Lightning's rank announcements (https://github.com/Lightning-AI/pytorch-lightning/issues/4389): once per process.
+ANNOUNCED = ["initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8", "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
+             "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8", "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8"]
+
+
+@pytest.mark.parametrize("lines, verdict", [
+    (ANNOUNCED, None),  # one node's four ranks, each once: a healthy start
+    (ANNOUNCED + [line.replace(" 0,", " 4,").replace(" 1/8", " 5/8") for line in ANNOUNCED[:1]], None),
+    (ANNOUNCED + ANNOUNCED, "duplicate-global-rank"),  # both nodes claim ranks 0-3
+    (ANNOUNCED + ANNOUNCED[1:2], "duplicate-global-rank"),
+], ids=["each-once", "distinct-ranks", "two-nodes-alike", "one-rank-twice"])
+def test_a_rank_announced_twice_is_a_duplicate_rank(engine, lines, verdict):
+    diagnoses = engine.analyze_text("\n".join(lines)).diagnoses
+    assert (diagnoses[0].id if diagnoses else None) == verdict

@@ -338,8 +338,18 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     match, near_miss, ref_id, bool(item.get("generic", False)),
                                     tuple(check.strings(item, "needs", line_from=at)),
                                     bool(item.get("continuation", False)),
-                                    tuple(check.strings(item, "unless", line_from=at))))
+                                    tuple(check.strings(item, "unless", line_from=at)),
+                                    _once_per(check, at, pid, item, regex)))
     return patterns
+
+
+def _once_per(check: "_Checker", at: int, pid: str, item: dict, regex: re.Pattern[str]) -> str:
+    group = check.string(item, "once_per", line_from=at, required=False) or ""
+    if group and group not in regex.groupindex:
+        check.fail(at, f"'once_per' of pattern '{pid}' names group '{group}', which its regex does not have; "
+                   f"write (?P<{group}>...) around the rank the line names")
+        return ""
+    return group
 
 
 # Pastes are cut (a wrapped terminal, an excerpt's edge, "..."): a line cut this far after its literal must still

@@ -4,7 +4,7 @@ evidence of an excerpt, or that repeats until the log stops, is a possible cause
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import attrs
 
@@ -41,7 +41,7 @@ def without_catch_all(event: Event) -> Event:
 
 def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
-    events = _needs_met_or_context([restored(e) for e in events], input_lines)
+    events = _needs_met_or_context(_claimed_twice([restored(e) for e in events]), input_lines)
     # What the good run printed too is noise both runs share, whatever it says.
     events = [as_context(e) if e.in_baseline else e for e in events]
     if not _recognised_failure(events):
@@ -55,6 +55,13 @@ def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
         # Error lines that no reference explains are listed beside a recognised failure, not diagnosed.
         events = [without_catch_all(e) for e in events]
     return events
+
+
+def _claimed_twice(events: list[Event]) -> list[Event]:
+    """A `once_per` line is a failure only where another line of its pattern names the same rank."""
+    seen = Counter((e.pattern.id, e.captures.get(e.pattern.once_per)) for e in events if e.pattern.once_per)
+    return [as_context(e) if e.pattern.once_per and seen[(e.pattern.id, e.captures.get(e.pattern.once_per))] < 2
+            else e for e in events]
 
 
 def _recognised_failure(events: list[Event]) -> bool:
