@@ -95,13 +95,14 @@ async def run(size_mb: float, ranks: int) -> None:
     client.exit(None)
     await client.stop()
     burst = await _burst(OUT, ranks)
-    print(f"server start to first diagnostics (example log)  {start_to_first * 1000:8.0f} ms   target <= 500 ms")
-    print(f"didOpen {big.stat().st_size / 2**20:.0f} MiB log to diagnostics{'':13} {open_big * 1000:8.0f} ms   target <= 1000 ms")
+    print(f"server start to first diagnostics (example log)  {start_to_first * 1000:8.0f} ms   target <= 400 ms")
+    print(f"didOpen {big.stat().st_size / 2**20:.0f} MiB log to diagnostics{'':13} {open_big * 1000:8.0f} ms   target <= 600 ms")
     print(f"hover p50 / p95 on that log{'':22} {statistics.median(latencies):5.1f} / "
-          f"{latencies[int(len(latencies) * 0.95)]:.1f} ms   target p95 <= 20 ms")
+          f"{latencies[int(len(latencies) * 0.95)]:.1f} ms   target p95 <= 5 ms")
     print(f"re-diagnosis after appending 1 MiB{'':15} {append * 1000:8.0f} ms   target <= 100 ms")
     edits, hover_p95, hover_max, settle = burst
-    print(f"{edits} rapid edits on 10 MiB: hover p95 / max meanwhile{'':1} {hover_p95:5.1f} / {hover_max:.1f} ms")
+    print(f"{edits} rapid edits on 10 MiB: hover p95 / max meanwhile{'':1} {hover_p95:5.1f} / {hover_max:.1f} ms   "
+          "target p95 <= 5 ms")
     print(f"  last edit to the final version's diagnostics{'':4} {settle * 1000:8.0f} ms   target <= 1000 ms "
           "(300 ms of it is the debounce)")
 
