@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.workspace import Workspace
@@ -104,3 +104,30 @@ def small_pieces(monkeypatch):
 def test_line_starts_without_a_cr_are_the_breaks_a_regex_finds(small_pieces, source, base):
     """The split path (no \\r in the text) read a piece at a time, with pieces small enough to cut lines."""
     assert list(document_module.line_starts(source, base)) == [base + m.end() for m in re.finditer("\n", source)]
+
+
+_APPENDED = st.one_of(st.text(alphabet="ab\n", max_size=7).map(lambda s: s + "\n"),  # whole lines, as logs grow
+                      st.text(alphabet="ab\n\r", min_size=1, max_size=8))
+
+
+@settings(max_examples=200, deadline=None)
+@example(source="a\n", appends=[("bb\n", False), ("cc\n", False)])
+@given(source=st.text(alphabet="ab\n", max_size=12).map(lambda s: s + "\n"),
+       appends=st.lists(st.tuples(_APPENDED, st.booleans()), max_size=8))
+def test_appends_kept_apart_read_as_the_joined_text(source, appends):
+    """A live log's appends wait in a tail until something reads past the joined text: lines, line texts and the
+    source stay those of the whole text, whether a hover reads in between or not."""
+    doc = document(source)
+    doc.starts()
+    expected = source
+    for text, hover in appends:
+        line = expected.count("\n") + expected.count("\r") - expected.count("\r\n")
+        doc.apply_change(edit((line, 0), (line, 0), text))
+        expected = _reference_edit(expected, (line, 0), (line, 0), text)
+        if hover:
+            split = editor_lines(expected)
+            assert [doc.line_text(i) for i in range(len(split))] == [ln.rstrip("\r\n") for ln in split]
+    assert doc.source == expected
+    split = editor_lines(expected)
+    assert len(doc.starts()) == len(split) + (1 if expected.endswith(("\r", "\n")) else 0)
+    assert [doc.line_text(i) for i in range(len(split))] == [ln.rstrip("\r\n") for ln in split]

@@ -41,10 +41,22 @@ class LogDocument(TextDocument):
     copy of the source, not a split of the whole document (a 10 MB log split per keystroke took 100 ms)."""
 
     _starts: array | None = None
+    # Text appended at the end since the source was last joined: a live log's appends cost their own length, and the
+    # buffer is copied once when something reads it (an analysis, a hover past the joined part), not once per edit.
+    _tail: list[str] | None = None
+    _tail_length = 0
     # (the version an edit was made on, the first line it touched, 1-based): what changed since an analysis
     _edits: list | None = None
     _edits_known_from: int | None = None  # older edits were let go: nothing is known before this version
     MAX_EDITS = 10_000
+
+    @property
+    def source(self) -> str:
+        joined = super().source
+        if self._tail:
+            self._source = joined = "".join([joined, *self._tail])
+            self._tail, self._tail_length = None, 0
+        return joined
 
     @property
     def lines(self) -> Sequence[str]:
@@ -60,8 +72,9 @@ class LogDocument(TextDocument):
         starts = self.starts()
         if not 0 <= line < len(starts):
             return None
-        end = starts[line + 1] if line + 1 < len(starts) else len(self.source)
-        return self.source[starts[line]:end].rstrip("\r\n")
+        joined = super().source  # a line before the appended tail is read without joining it
+        end = starts[line + 1] if line + 1 < len(starts) else len(joined) + self._tail_length
+        return (joined if end <= len(joined) else self.source)[starts[line]:end].rstrip("\r\n")
 
     def first_changed_line(self, since: int) -> int | None:
         """The first line (1-based) edited after version `since`; a line past the end when nothing was; None when
@@ -85,6 +98,12 @@ class LogDocument(TextDocument):
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
         """The edit applied by offsets: one slice of the source, and the line index mended around it."""
         self._record(change.range.start.line + 1)
+        if self._appends_at_end(change):
+            self._starts.extend(line_starts(change.text, len(super().source) + self._tail_length))
+            self._tail = self._tail or []
+            self._tail.append(change.text)
+            self._tail_length += len(change.text)
+            return
         starts, source = self.starts(), self.source
 
         def offset(position: types.Position) -> int:
@@ -111,8 +130,18 @@ class LogDocument(TextDocument):
         delta = len(change.text) - (end - begin)
         self._starts = starts[:kept] + array("q", middle) + array("q", (s + delta for s in starts[moved:]))
 
+    def _appends_at_end(self, change: types.TextDocumentContentChangePartial) -> bool:
+        """Text inserted after the final line break (a \r in it could join a \r\n across the seam: not here)."""
+        start, end = change.range.start, change.range.end
+        if self._starts is None or not change.text or "\r" in change.text or (start.line, start.character) != (
+                end.line, end.character):
+            return False
+        last = self._tail[-1] if self._tail else super().source
+        return last.endswith("\n") and start.line >= len(self._starts) - 1
+
     def _apply_full_change(self, change: types.TextDocumentContentChangeWholeDocument) -> None:
         self._record(1)
+        self._tail, self._tail_length = None, 0
         self._starts = None
         super()._apply_full_change(change)
 
