@@ -34,15 +34,15 @@ def _rarity_cost(char: str) -> float:
     return 1.0 / (rank + 1 if rank >= 0 else len(_BY_FREQUENCY) + 1)
 
 
-def _anchor_positions(literal: str, char: str) -> list[int]:
-    need = min(MIN_SUFFIX, len(literal))
-    return [i for i, c in enumerate(literal) if c == char and len(literal) - i >= need]
+def _anchorable(literal: str) -> str:
+    """The literal's characters that can start its suffix: those with at least MIN_SUFFIX characters from them on."""
+    return literal[:len(literal) - min(MIN_SUFFIX, len(literal)) + 1]
 
 
 def choose_anchors(literals: Iterable[str]) -> frozenset[str]:
     """A set of characters that every literal holds at a position with a long enough suffix after it, chosen
     greedily for the least marker traffic per literal covered."""
-    usable = {lit: {c for c in lit if _anchor_positions(lit, c)} for lit in literals}
+    usable = {lit: set(_anchorable(lit)) for lit in literals}
     anchors: set[str] = set()
     while usable:
         covers = Counter(c for chars in usable.values() for c in chars)
@@ -73,7 +73,7 @@ class Prefilter:
         self.table = _table(self.anchors)
         self.automaton = ahocorasick.Automaton()
         for literal in literals:
-            start = min(p for c in self.anchors for p in _anchor_positions(literal, c))
+            start = next(i for i, c in enumerate(_anchorable(literal)) if c in self.anchors)
             self.automaton.add_word(literal[start:].translate(self.table), None)
         self._empty = not literals
         if literals:
