@@ -1,6 +1,11 @@
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The parsed-library cache (libcache.py) of a test run stays out of the user's ~/.cache; subprocesses inherit it.
+os.environ["FIRSTFAULT_CACHE_DIR"] = tempfile.mkdtemp(prefix="firstfault-test-cache-")
 
 from firstfault.engine import Engine
 

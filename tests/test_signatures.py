@@ -207,14 +207,12 @@ def test_a_regex_that_needs_the_end_of_the_line_must_say_why(tmp_path):
 
 def _commands_on_their_own_examples():
     """Every reference's verify commands, filled with the captures of each of its match examples (and empty)."""
-    import re
-
     library = load_library()
     for ref in library.references.values():
         captures = [{}]
         for pattern in ref.patterns:
             captures += [{k: v for k, v in m.groupdict().items() if v is not None}
-                         for example in pattern.match if (m := re.search(pattern.regex, example))]
+                         for example in pattern.match if (m := pattern.regex.search(example))]
         for command in ref.verify:
             for values in captures:
                 yield ref.id, command, fill(command, values)

@@ -22,7 +22,7 @@ def check_library(extra_dirs: list[Path], include_builtin: bool) -> CheckResult:
     """Load errors cover schema, regexes, literals and examples; samples run through the engine."""
     from firstfault.engine import Engine
 
-    library = load_library(extra_dirs, include_builtin=include_builtin)
+    library = load_library(extra_dirs, include_builtin=include_builtin, use_cache=False)
     problems = [str(e) for e in library.errors]
     engine = Engine(library)
     samples = 0

@@ -12,6 +12,7 @@ import attrs
 
 from firstfault.frameworks import FRAMEWORKS
 from firstfault.knowledge import KNOWLEDGE_DIR
+from firstfault.libcache import LazyRegex, ParsedCache
 from firstfault.userregex import SECONDS_PER_SEARCH, BoundedRegex, SlowPattern
 
 from firstfault.model import (
@@ -67,9 +68,13 @@ def builtin_dir() -> Path:
 
 
 def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_builtin: bool = True,
-                 disabled: frozenset[str] = frozenset()) -> Library:
+                 disabled: frozenset[str] = frozenset(), use_cache: bool = True) -> Library:
+    """`use_cache`: take built-in files whose bytes passed every check before from the cache (libcache.py);
+    `signatures check` turns it off so that every check runs."""
     library = Library()
-    dirs = ([builtin_dir()] if include_builtin else []) + [Path(d) for d in extra_dirs]
+    builtin = builtin_dir()
+    dirs = ([builtin] if include_builtin else []) + [Path(d) for d in extra_dirs]
+    cache = ParsedCache.open() if use_cache and include_builtin else None
     switched_off: list[Reference] = []
     for directory in dirs:
         if not directory.is_dir():
@@ -79,7 +84,8 @@ def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_buil
         for path in sorted(directory.rglob("*.toml")):
             if path.name.startswith("_") or path.relative_to(directory).parts[0] == KNOWLEDGE_DIR:
                 continue
-            ref, errors = load_reference(path, untrusted=directory != builtin_dir())
+            own = directory == builtin
+            ref, errors = load_reference(path, untrusted=not own, cache=cache if own else None)
             library.errors.extend(errors)
             if ref is not None and ref.id in disabled:
                 switched_off.append(ref)
@@ -92,6 +98,8 @@ def load_library(extra_dirs: list[Path] | tuple[Path, ...] = (), *, include_buil
                 continue
             library.references[ref.id] = ref
     library.errors.extend(_cross_check(library, switched_off))
+    if cache is not None:
+        cache.save()
     return library
 
 
@@ -156,9 +164,11 @@ def _table_line(text: str, table: str, index: int) -> int:
 class _Checker:
     """Collects validation errors with the file line each one points at."""
 
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, text: str, checked: bool = False):
         self.path = path
         self.text = text
+        # These bytes passed every check before (libcache.py): what only examines examples and regexes is skipped.
+        self.checked = checked
         self.errors: list[LoadError] = []
 
     def fail(self, line: int, message: str) -> None:
@@ -198,11 +208,12 @@ class _Checker:
         return tuple(v.strip() for v in value if v.strip())
 
 
-def load_reference(path: Path, untrusted: bool = False) -> tuple[Reference | None, list[LoadError]]:
+def load_reference(path: Path, untrusted: bool = False,
+                   cache: ParsedCache | None = None) -> tuple[Reference | None, list[LoadError]]:
     """One file; whatever is wrong with it (a user's pack is untrusted input) is a LoadError, never an
     exception that would take the other files down."""
     try:
-        return _load_reference(path, untrusted)
+        return _load_reference(path, untrusted, cache)
     except SlowPattern as slow:
         return None, [LoadError(path, 0, f"a regex took longer than {SECONDS_PER_SEARCH} s on one of its own "
                                          f"examples ({slow.origin}); it would stall every scan: simplify it")]
@@ -212,7 +223,7 @@ def load_reference(path: Path, untrusted: bool = False) -> tuple[Reference | Non
         return None, [LoadError(path, 0, f"could not be loaded ({type(exc).__name__}: {exc})")]
 
 
-def _load_reference(path: Path, untrusted: bool) -> tuple[Reference | None, list[LoadError]]:
+def _load_reference(path: Path, untrusted: bool, cache: ParsedCache | None) -> tuple[Reference | None, list[LoadError]]:
     if not path.is_file():
         return None, [LoadError(path, 0, "not a regular file; a signature file is a .toml text file")]
     if path.stat().st_size > MAX_SIGNATURE_BYTES:
@@ -222,13 +233,14 @@ def _load_reference(path: Path, untrusted: bool) -> tuple[Reference | None, list
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return None, [LoadError(path, 0, f"cannot read the file ({exc}); save it as UTF-8 text")]
+    known = cache.get(text) if cache is not None else None
     try:
-        data = tomllib.loads(text)
+        data = known if known is not None else tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_LINE.search(str(exc))
         return None, [LoadError(path, int(found.group(1)) if found else 1,
                                 f"not valid TOML: {exc}; fix the syntax (quotes, brackets, commas)")]
-    check = _Checker(path, text)
+    check = _Checker(path, text, checked=known is not None)
     ref_id = check.string(data, "id")
     if ref_id and ref_id != path.stem:
         check.fail(_line_of(text, "id"), f"id '{ref_id}' differs from the file name; "
@@ -292,6 +304,8 @@ def _load_reference(path: Path, untrusted: bool) -> tuple[Reference | None, list
                    "failure prints (distinct forms where the text changed between versions)")
     if patterns and not any(p.near_miss for p in patterns):
         check.fail(1, "no near_miss example; add a real line that looks alike but must not match")
+    if cache is not None and known is None and not check.errors:
+        cache.put(text, data)
     return (None if check.errors else ref), check.errors
 
 
@@ -315,8 +329,10 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
         regex = None
         try:
             # A user's pack runs in bounded time (userregex.py); the built-in library on `re`.
-            regex = BoundedRegex(source, f"{check.path}:{_line_of(check.text, 'regex', at)}") if untrusted \
-                else re.compile(source)
+            if untrusted:
+                regex = BoundedRegex(source, f"{check.path}:{_line_of(check.text, 'regex', at)}")
+            else:
+                regex = LazyRegex(source) if check.checked else re.compile(source)
         except (re.error, OverflowError) as exc:
             check.fail(_line_of(check.text, "regex", at), f"regex of pattern '{pid}' does not compile "
                        f"({exc}); escape literal brackets, dots and parentheses with a backslash")
@@ -329,7 +345,7 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
         near_miss = check.strings(item, "near_miss", line_from=at)
         if not match:
             check.fail(at, f"pattern '{pid}' has no match examples; add match = [\"a real line it prints\"]")
-        if regex is not None:
+        if regex is not None and not check.checked:
             _check_examples(check, at, pid, literals, regex, match, near_miss)
             if role != "context" and not check.string(item, "tail", line_from=at, required=False):
                 _check_cut_lines(check, at, pid, literals, regex, match)
@@ -345,7 +361,7 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
 
 def _once_per(check: "_Checker", at: int, pid: str, item: dict, regex: re.Pattern[str]) -> str:
     group = check.string(item, "once_per", line_from=at, required=False) or ""
-    if group and group not in regex.groupindex:
+    if group and not check.checked and group not in regex.groupindex:
         check.fail(at, f"'once_per' of pattern '{pid}' names group '{group}', which its regex does not have; "
                    f"write (?P<{group}>...) around the rank the line names")
         return ""
@@ -409,7 +425,9 @@ def _fix_for(check: _Checker, data: dict[str, Any]) -> tuple[tuple[str, tuple[st
 
 
 def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) -> list[Command]:
-    groups = {name for p in patterns for name in p.regex.groupindex}
+    # Placeholders were checked against the regexes' groups when these bytes first loaded: asking a cached regex
+    # for its groups would compile it.
+    groups = None if check.checked else {name for p in patterns for name in p.regex.groupindex}
     commands = []
     for index, item in enumerate(check.tables(data, "verify")):
         at = _table_line(check.text, "verify", index)
@@ -422,7 +440,7 @@ def _commands(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) ->
             check.fail(_line_of(check.text, "argv", at), "a placeholder inside a shell script would put a value "
                        "from the log into the shell unquoted; pass it as a positional parameter: "
                        "[\"sh\", \"-c\", \"... \\\"$1\\\"\", \"sh\", \"{name}\"]")
-        for arg in argv:
+        for arg in argv if groups is not None else ():
             for name in PLACEHOLDER.findall(arg):
                 if name not in groups and name not in OWN_PLACEHOLDERS:
                     check.fail(_line_of(check.text, "argv", at), f"placeholder {{{name}}} is not a named "

@@ -27,7 +27,7 @@ class Pattern:
 
     id: str
     literals: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: re.Pattern[str]  # or, where the loader allows, the same interface: BoundedRegex, LazyRegex
     role: str
     emitter: str
     match: tuple[str, ...] = ()
