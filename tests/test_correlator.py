@@ -218,6 +218,25 @@ def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     assert any("line 2 of the same block names rank 0" in e for e in d.evidence_for)
 
 
+def test_a_traceback_no_reference_explains_lends_its_rank_to_the_failure_above_it(engine):
+    # modelscope/ms-swift#8378, as pasted: the device-side assert (glued to a tqdm bar) names no rank; the traceback
+    # that follows it, which no reference explains on its own, is rank 5's.
+    paste = [
+        "Train:   7%|▋         | 82/1218 [18:06:05<227:39:40, 721.46s/it]/pytorch/aten/src/ATen/native/cuda/"
+        "TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability "
+        "tensor contains either `inf`, `nan` or element < 0` failed.",
+        "[rank5]: Traceback (most recent call last):",
+        '[rank5]:   File "/home/cvfa-multimodal-reasoning/zhougaojing/env/ms-swift_official_3/swift/cli/rlhf.py", '
+        "line 7, in <module>",
+        "[rank5]:     rlhf_main()",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank) == ("illegal-memory-access", 1, 5)
+    # Two ranks' lines nearby name no single rank: none is lent.
+    two = paste + ["[rank2]: Traceback (most recent call last):"]
+    assert engine.analyze_text("\n".join(two)).diagnoses[0].initiator.rank is None
+
+
 def test_a_mismatch_report_naming_a_rank_past_the_lowest_names_the_odd_rank(engine):
     # modelscope/ms-swift#9443: rank 1 against rank 0, either could be the odd one.
     first = ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
