@@ -104,6 +104,11 @@ def test_sources_from_file_names(path, source, attempt):
     ("[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier",
      "Rank 3 successfully"),
     ("Traceback (most recent call last):", "Traceback"),
+    # A paste's Markdown around the line: bold (CoinCheung/BiSeNet#70), a quote (triton-inference-server/server#5681)
+    ("**RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.**",
+     "RuntimeError: Default"),
+    ("> tritonclient.utils.InferenceServerException: Failed to increase the shared memory pool size for key "
+     "'triton_python_backend_shm_region_2' to 67108864 bytes.", "tritonclient.utils"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)
