@@ -46,6 +46,12 @@ CUT_TRACEBACK = [
     (["srun: error: Unable to allocate resources: Requested node configuration is not available"], 1,
      "Requested node configuration"),
     (["terminate called after throwing an instance of 'c10::Error'"], 1, "c10::Error"),
+    # The shell's line for a child that died on a signal (jbwang1997/OBBDetection#178; PaddlePaddle/ERNIE#375, as
+    # pasted)
+    (["frame #24: __libc_start_main + 0xf0 (0x7f34e9db0840 in /lib/x86_64-linux-gnu/libc.so.6)",
+      "frame #25: python() [0x548e9e]", "", "Aborted (core dumped)"], 4, "Aborted (core dumped)"),
+    (["I1126 10:30:02.339908 733376 build_strategy.cc:340] SeqOnlyAllReduceOps:0, num_trainers:1",
+      "Floating point exception (core dumped)"], 2, "Floating point exception"),
 ])
 def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, lines, line, text):
     report = engine.analyze_text("\n".join(lines))
