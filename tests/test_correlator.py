@@ -237,6 +237,22 @@ def test_a_traceback_no_reference_explains_lends_its_rank_to_the_failure_above_i
     assert engine.analyze_text("\n".join(two)).diagnoses[0].initiator.rank is None
 
 
+def test_a_rank_named_by_the_same_failure_beats_a_launchers_teardown_nearby(engine):
+    # openucx/ucx#9383, as pasted: Open MPI's banner names no rank, its "reported by process [J,R]" line names rank 0;
+    # srun's teardown below names tasks 0 and 1.
+    paste = [
+        "[histamine0:1224050] pml_ucx.c:477  Error: Failed to resolve UCX endpoint for rank 1",
+        "[histamine0:1224050] *** An error occurred in MPI_Bcast",
+        "[histamine0:1224050] *** reported by process [2135184123,0]",
+        "[histamine0:1224050] *** on communicator MPI_COMM_WORLD",
+        "[histamine0:1224050] *** MPI_ERR_OTHER: known error not in list",
+        "srun: error: histamine0: task 0: Exited with exit code 16",
+        "srun: error: histamine1: task 1: Killed",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank) == ("mpi-call-fatal-error", 2, 0)
+
+
 def test_a_mismatch_report_naming_a_rank_past_the_lowest_names_the_odd_rank(engine):
     # modelscope/ms-swift#9443: rank 1 against rank 0, either could be the odd one.
     first = ("[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "

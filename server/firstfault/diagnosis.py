@@ -77,10 +77,16 @@ def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
         return None
     named = [(r, e) for e in others if e.path == place.path and abs(e.line - place.line) <= BLOCK_LINES
              and (r := _named_rank(e)) is not None]
-    if len({r for r, _ in named}) != 1:
-        return None
-    rank, nearest = min(named, key=lambda pair: abs(pair[1].line - place.line))
-    return rank, nearest.line
+    # Lines of the same failure first (mpirun's "reported by process [J,R]" under its own error banner), so that a
+    # launcher's teardown nearby ("srun: error: node2: task 1: Killed") does not make the rank ambiguous.
+    same = [(r, e) for r, e in named if place.reference_id and e.reference_id == place.reference_id]
+    for candidates in (same, named):
+        if len({r for r, _ in candidates}) == 1:
+            rank, nearest = min(candidates, key=lambda pair: abs(pair[1].line - place.line))
+            return rank, nearest.line
+        if candidates:
+            return None
+    return None
 
 
 def _named_rank(event: Event) -> int | None:
