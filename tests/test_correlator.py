@@ -375,3 +375,21 @@ ANNOUNCED = ["initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8", "initializing ddp:
 def test_a_rank_announced_twice_is_a_duplicate_rank(engine, lines, verdict):
     diagnoses = engine.analyze_text("\n".join(lines)).diagnoses
     assert (diagnoses[0].id if diagnoses else None) == verdict
+
+
+# NCCL's Init START lines of vLLM's data-parallel ranks (vllm-project/vllm#18567, as pasted): all on busId 6000.
+INIT_START = [f"h14-01:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm {comm} rank {rank} nranks 4 cudaDev 0 nvmlDev 0 "
+              f"busId 6000 commId 0xf6ea94b67ac8f09d - Init START"
+              for pid, comm, rank in [(2025026, "0x55fcba0c5700", 0), (2025028, "0x55d6abfb2820", 2)]]
+
+
+@pytest.mark.parametrize("lines, verdict", [
+    (INIT_START, "duplicate-gpu"),  # two ranks of one communicator on one GPU of one host
+    (INIT_START[:1], None),
+    ([INIT_START[0], INIT_START[1].replace("busId 6000", "busId 7000")], None),  # two GPUs
+    ([INIT_START[0], INIT_START[1].replace("h14-01", "h14-02")], None),  # the same bus id on another host
+    ([INIT_START[0], INIT_START[1].replace("commId 0xf6ea94b67ac8f09d", "commId 0x1a2b")], None),  # two jobs
+], ids=["one-gpu", "one-line", "two-gpus", "two-hosts", "two-communicators"])
+def test_two_ranks_of_one_communicator_on_one_gpu_are_a_duplicate_gpu(engine, lines, verdict):
+    diagnoses = engine.analyze_text("\n".join(lines)).diagnoses
+    assert (diagnoses[0].id if diagnoses else None) == verdict

@@ -246,8 +246,11 @@ def test_a_placeholder_inside_a_shell_script_is_refused(tmp_path):
     assert any("placeholder inside a shell script" in e for e in errors)
 
 
-def test_once_per_must_name_a_group_of_the_regex(tmp_path):
-    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', 'role = "cause"\nonce_per = "claimed_rank"', 1))
+@pytest.mark.parametrize("once_per", ["claimed_rank", "iface claimed_rank"])
+def test_once_per_must_name_groups_of_the_regex(tmp_path, once_per):
+    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', f'role = "cause"\nonce_per = "{once_per}"', 1))
     library = load_library([tmp_path], include_builtin=False)
     assert [e.message.split(";")[0] for e in library.errors] == [
         "'once_per' of pattern 'p' names group 'claimed_rank', which its regex does not have"]
+    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', 'role = "cause"\nonce_per = "iface"', 1))
+    assert load_library([tmp_path], include_builtin=False).errors == []

@@ -359,13 +359,15 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
     return patterns
 
 
-def _once_per(check: "_Checker", at: int, pid: str, item: dict, regex: re.Pattern[str]) -> str:
-    group = check.string(item, "once_per", line_from=at, required=False) or ""
-    if group and not check.checked and group not in regex.groupindex:
-        check.fail(at, f"'once_per' of pattern '{pid}' names group '{group}', which its regex does not have; "
-                   f"write (?P<{group}>...) around the rank the line names")
-        return ""
-    return group
+def _once_per(check: "_Checker", at: int, pid: str, item: dict, regex: re.Pattern[str]) -> tuple[str, ...]:
+    """The group names of `once_per`: one name, or several separated by spaces."""
+    groups = tuple((check.string(item, "once_per", line_from=at, required=False) or "").split())
+    missing = [g for g in groups if g not in regex.groupindex] if groups and not check.checked else []
+    if missing:
+        check.fail(at, f"'once_per' of pattern '{pid}' names group '{missing[0]}', which its regex does not have; "
+                   f"write (?P<{missing[0]}>...) around the value the line names")
+        return ()
+    return groups
 
 
 # Pastes are cut (a wrapped terminal, an excerpt's edge, "..."): a line cut this far after its literal must still

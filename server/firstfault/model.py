@@ -44,9 +44,10 @@ class Pattern:
     # A line that is harmless where one of these patterns also shows in the same attempt (a network fallback in a
     # job whose ranks all bootstrap over loopback, on one host): context there, whatever else failed.
     unless: tuple[str, ...] = ()
-    # A line each process prints once per run, naming the rank it holds in this named group: a failure only where
-    # one value shows twice in an attempt (two processes claim one rank), context otherwise.
-    once_per: str = ""
+    # A line each process prints once per run, naming what it holds in these named groups (the rank; or host, GPU
+    # and communicator): a failure only where one value shows twice in an attempt (two processes claim one rank, one
+    # GPU), context otherwise.
+    once_per: tuple[str, ...] = ()
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

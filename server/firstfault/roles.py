@@ -58,10 +58,12 @@ def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
 
 
 def _claimed_twice(events: list[Event]) -> list[Event]:
-    """A `once_per` line is a failure only where another line of its pattern names the same rank."""
-    seen = Counter((e.pattern.id, e.captures.get(e.pattern.once_per)) for e in events if e.pattern.once_per)
-    return [as_context(e) if e.pattern.once_per and seen[(e.pattern.id, e.captures.get(e.pattern.once_per))] < 2
-            else e for e in events]
+    """A `once_per` line is a failure only where another line of its pattern names the same values."""
+    def key(e: Event) -> tuple:
+        return e.pattern.id, tuple(e.captures.get(g) for g in e.pattern.once_per)
+
+    seen = Counter(key(e) for e in events if e.pattern.once_per)
+    return [as_context(e) if e.pattern.once_per and seen[key(e)] < 2 else e for e in events]
 
 
 def _recognised_failure(events: list[Event]) -> bool:
