@@ -218,39 +218,58 @@ def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     assert any("line 2 of the same block names rank 0" in e for e in d.evidence_for)
 
 
-def test_a_traceback_no_reference_explains_lends_its_rank_to_the_failure_above_it(engine):
-    # modelscope/ms-swift#8378, as pasted: the device-side assert (glued to a tqdm bar) names no rank; the traceback
-    # that follows it, which no reference explains on its own, is rank 5's.
-    paste = [
-        "Train:   7%|▋         | 82/1218 [18:06:05<227:39:40, 721.46s/it]/pytorch/aten/src/ATen/native/cuda/"
-        "TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability "
-        "tensor contains either `inf`, `nan` or element < 0` failed.",
-        "[rank5]: Traceback (most recent call last):",
-        '[rank5]:   File "/home/cvfa-multimodal-reasoning/zhougaojing/env/ms-swift_official_3/swift/cli/rlhf.py", '
-        "line 7, in <module>",
-        "[rank5]:     rlhf_main()",
-    ]
-    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
-    assert (d.id, d.initiator.line, d.initiator.rank) == ("illegal-memory-access", 1, 5)
+# A first-failure line that names no rank, and the lines of its block that do (all real, as pasted).
+# modelscope/ms-swift#8378: a device-side assert glued to a tqdm bar; the traceback below it, which no reference
+# explains on its own, is rank 5's.
+ASSERT_THEN_TRACEBACK = [
+    "Train:   7%|▋         | 82/1218 [18:06:05<227:39:40, 721.46s/it]/pytorch/aten/src/ATen/native/cuda/"
+    "TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability "
+    "tensor contains either `inf`, `nan` or element < 0` failed.",
+    "[rank5]: Traceback (most recent call last):",
+    '[rank5]:   File "/home/cvfa-multimodal-reasoning/zhougaojing/env/ms-swift_official_3/swift/cli/rlhf.py", '
+    "line 7, in <module>",
+    "[rank5]:     rlhf_main()",
+]
+# openucx/ucx#9383: Open MPI's banner names no rank, its "reported by process [J,R]" line names rank 0; srun's
+# teardown below names tasks 0 and 1.
+MPI_BANNER_THEN_SRUN = [
+    "[histamine0:1224050] pml_ucx.c:477  Error: Failed to resolve UCX endpoint for rank 1",
+    "[histamine0:1224050] *** An error occurred in MPI_Bcast",
+    "[histamine0:1224050] *** reported by process [2135184123,0]",
+    "[histamine0:1224050] *** on communicator MPI_COMM_WORLD",
+    "[histamine0:1224050] *** MPI_ERR_OTHER: known error not in list",
+    "srun: error: histamine0: task 0: Exited with exit code 16",
+    "srun: error: histamine1: task 1: Killed",
+]
+# NVIDIA/nccl-tests#165: nccl-tests names no rank; mpirun names process [[25735,1],1].
+NCCL_TESTS_THEN_MPIRUN = [
+    "majidnc24MPTXTH: Test CUDA failure common.cu:892 'invalid device ordinal'",
+    " .. majidnc24MPTXTH pid 9972: Test failure common.cu:842",
+    "--------------------------------------------------------------------------",
+    "Primary job  terminated normally, but 1 process returned",
+    "a non-zero exit code. Per user-direction, the job has been aborted.",
+    "--------------------------------------------------------------------------",
+    "--------------------------------------------------------------------------",
+    "mpirun detected that one or more processes exited with non-zero status, thus causing",
+    "the job to be terminated. The first process to do so was:",
+    "",
+    "  Process name: [[25735,1],1]",
+    "  Exit code:    2",
+    "--------------------------------------------------------------------------",
+]
+
+
+@pytest.mark.parametrize("paste, verdict", [
+    (ASSERT_THEN_TRACEBACK, ("illegal-memory-access", 1, 5)),
     # Two ranks' lines nearby name no single rank: none is lent.
-    two = paste + ["[rank2]: Traceback (most recent call last):"]
-    assert engine.analyze_text("\n".join(two)).diagnoses[0].initiator.rank is None
-
-
-def test_a_rank_named_by_the_same_failure_beats_a_launchers_teardown_nearby(engine):
-    # openucx/ucx#9383, as pasted: Open MPI's banner names no rank, its "reported by process [J,R]" line names rank 0;
-    # srun's teardown below names tasks 0 and 1.
-    paste = [
-        "[histamine0:1224050] pml_ucx.c:477  Error: Failed to resolve UCX endpoint for rank 1",
-        "[histamine0:1224050] *** An error occurred in MPI_Bcast",
-        "[histamine0:1224050] *** reported by process [2135184123,0]",
-        "[histamine0:1224050] *** on communicator MPI_COMM_WORLD",
-        "[histamine0:1224050] *** MPI_ERR_OTHER: known error not in list",
-        "srun: error: histamine0: task 0: Exited with exit code 16",
-        "srun: error: histamine1: task 1: Killed",
-    ]
+    (ASSERT_THEN_TRACEBACK + ["[rank2]: Traceback (most recent call last):"], ("illegal-memory-access", 1, None)),
+    # The rank the failure's own block names wins over a launcher's teardown that names others.
+    (MPI_BANNER_THEN_SRUN, ("mpi-call-fatal-error", 2, 0)),
+    (NCCL_TESTS_THEN_MPIRUN, ("invalid-device-ordinal", 1, 1)),
+], ids=["unexplained-traceback", "two-ranks-nearby", "own-block-before-teardown", "launcher-names-process"])
+def test_a_first_failure_that_names_no_rank_takes_it_from_its_block(engine, paste, verdict):
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
-    assert (d.id, d.initiator.line, d.initiator.rank) == ("mpi-call-fatal-error", 2, 0)
+    assert (d.id, d.initiator.line, d.initiator.rank) == verdict
 
 
 def test_a_mismatch_report_naming_a_rank_past_the_lowest_names_the_odd_rank(engine):
@@ -269,27 +288,6 @@ def test_a_mismatch_report_naming_a_rank_past_the_lowest_names_the_odd_rank(engi
              "CollectiveFingerPrint(OpTyp")
     d = engine.analyze_text(named).diagnoses[0]
     assert (d.id, d.initiator.rank) == ("mismatched-collectives", 2)
-
-
-def test_a_launcher_naming_the_failing_process_lends_its_rank(engine):
-    # NVIDIA/nccl-tests#165, as pasted: nccl-tests names no rank; mpirun names process [[25735,1],1].
-    paste = [
-        "majidnc24MPTXTH: Test CUDA failure common.cu:892 'invalid device ordinal'",
-        " .. majidnc24MPTXTH pid 9972: Test failure common.cu:842",
-        "--------------------------------------------------------------------------",
-        "Primary job  terminated normally, but 1 process returned",
-        "a non-zero exit code. Per user-direction, the job has been aborted.",
-        "--------------------------------------------------------------------------",
-        "--------------------------------------------------------------------------",
-        "mpirun detected that one or more processes exited with non-zero status, thus causing",
-        "the job to be terminated. The first process to do so was:",
-        "",
-        "  Process name: [[25735,1],1]",
-        "  Exit code:    2",
-        "--------------------------------------------------------------------------",
-    ]
-    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
-    assert (d.id, d.initiator.line, d.initiator.rank) == ("invalid-device-ordinal", 1, 1)
 
 
 def test_last_seen_finds_a_ranks_last_prefixed_line_in_an_interleaved_log():
