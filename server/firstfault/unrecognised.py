@@ -15,6 +15,8 @@ from firstfault.model import UNRECOGNISED, Reference
 from firstfault.roles import HEADER_ONLY
 
 SHOWN_TEMPLATES = 5
+# An NCCL WARN says why NCCL failed; the error trace printed under it ("init.cc:950 -> 2") does not explain it.
+NOT_WRAPPERS = frozenset({"nccl-warn"})
 _VARIABLE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
 
 
@@ -95,7 +97,8 @@ def unexplained_lines(events: list[Event], reference: Reference | None) -> tuple
     recognised = {(e.input_index, e.line) for e in events
                   if e.reference_id != UNRECOGNISED and e.role in ("cause", "symptom")}
     leftover = [e for e in events if e.reference_id == UNRECOGNISED and e.pattern.id in failing
-                and not {(e.input_index, e.line - 1), (e.input_index, e.line + 1)} & recognised]
+                and (e.pattern.id in NOT_WRAPPERS
+                     or not {(e.input_index, e.line - 1), (e.input_index, e.line + 1)} & recognised)]
     found = templates(leftover)
     shown = tuple(t.describe() for t in found[:SHOWN_TEMPLATES])
     return shown + ((f"... and {len(found) - SHOWN_TEMPLATES} more kind(s)",) if len(found) > SHOWN_TEMPLATES else ())
