@@ -32,6 +32,7 @@ def test_warm_load_gives_the_library_a_cold_load_gives(own_library):
     warm = load_library()
     assert warm.errors == cold.errors == []
     assert _shape(warm) == _shape(cold) == _shape(load_library(use_cache=False))
+    assert _shape(load_library()) == _shape(cold)  # what a warm load writes back is what it read
     hit = next(p for p in warm.patterns() if p.id == "torch-cuda-oom")
     assert hit.regex.search("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
 
