@@ -375,6 +375,22 @@ def test_a_rank_announced_twice_is_a_duplicate_rank(engine, lines, verdict):
     assert (diagnoses[0].id if diagnoses else None) == verdict
 
 
+# Slurm's cgroup peak, printed by jobs that finish too (galaxyproject/galaxy#2309), and bash's line for a killed step
+# (ArjunaCluster/ArjunaUsers#52).
+SLURM_PEAK = "slurmstepd: error: Exceeded step memory limit at some point. Step may have been partially swapped out to disk."
+BASH_KILLED = ("/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed                  python3 main.py "
+               "--prop hform --epochs 400")
+
+
+@pytest.mark.parametrize("lines, verdict", [
+    ([SLURM_PEAK], None),  # alone: no failure, not even a possible one (standalone = false)
+    ([SLURM_PEAK, BASH_KILLED], "host-oom-kill"),
+], ids=["alone", "beside-a-kill"])
+def test_a_line_that_cannot_stand_alone_is_context_until_what_it_needs_shows(engine, lines, verdict):
+    diagnoses = engine.analyze_text("\n".join(lines)).diagnoses
+    assert (diagnoses[0].id if diagnoses else None) == verdict
+
+
 # NCCL's Init START lines of vLLM's data-parallel ranks (vllm-project/vllm#18567, as pasted): all on busId 6000.
 INIT_START = [f"h14-01:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm {comm} rank {rank} nranks 4 cudaDev 0 nvmlDev 0 "
               f"busId 6000 commId 0xf6ea94b67ac8f09d - Init START"

@@ -246,6 +246,15 @@ def test_a_placeholder_inside_a_shell_script_is_refused(tmp_path):
     assert any("placeholder inside a shell script" in e for e in errors)
 
 
+@pytest.mark.parametrize("standalone, message", [
+    ('"no"', "'standalone' of pattern 'p' must be true or false"),
+    ("false", "'standalone = false' of pattern 'p' means something only beside 'needs'"),
+])
+def test_standalone_is_a_boolean_beside_needs(tmp_path, standalone, message):
+    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', f'role = "cause"\nstandalone = {standalone}', 1))
+    assert [e.message.split(";")[0] for e in load_library([tmp_path], include_builtin=False).errors] == [message]
+
+
 @pytest.mark.parametrize("once_per", ["claimed_rank", "iface claimed_rank"])
 def test_once_per_must_name_groups_of_the_regex(tmp_path, once_per):
     write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', f'role = "cause"\nonce_per = "{once_per}"', 1))

@@ -355,8 +355,20 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     tuple(check.strings(item, "needs", line_from=at)),
                                     bool(item.get("continuation", False)),
                                     tuple(check.strings(item, "unless", line_from=at)),
-                                    _once_per(check, at, pid, item, regex)))
+                                    _once_per(check, at, pid, item, regex),
+                                    _standalone(check, at, pid, item)))
     return patterns
+
+
+def _standalone(check: "_Checker", at: int, pid: str, item: dict) -> bool:
+    value = item.get("standalone", True)
+    if not isinstance(value, bool):
+        check.fail(_line_of(check.text, "standalone", at), f"'standalone' of pattern '{pid}' must be true or false")
+        return True
+    if not value and not item.get("needs"):
+        check.fail(_line_of(check.text, "standalone", at), f"'standalone = false' of pattern '{pid}' means something "
+                   "only beside 'needs'; name the patterns it needs, or remove it")
+    return value
 
 
 def _once_per(check: "_Checker", at: int, pid: str, item: dict, regex: re.Pattern[str]) -> tuple[str, ...]:

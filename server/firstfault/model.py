@@ -48,6 +48,10 @@ class Pattern:
     # and communicator): a failure only where one value shows twice in an attempt (two processes claim one rank, one
     # GPU), context otherwise.
     once_per: tuple[str, ...] = ()
+    # A `needs` line that may stand alone as a possible cause when nothing else in the input failed. False for a line
+    # the software prints for something that is usually no failure at all (Slurm's "Exceeded step memory limit at
+    # some point" counts page cache, and nothing was killed): alone it is context.
+    standalone: bool = True
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

@@ -92,7 +92,7 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
     # Nothing else failed: a warning can still be what the user is looking at.
     by_pattern: dict[str, list[Event]] = defaultdict(list)
     for e in events:
-        if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES:
+        if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone:
             by_pattern[e.pattern.id].append(e)
     reasons = {pid: why for pid, evs in by_pattern.items() if (why := _why_possible(evs, input_lines))}
     return [attrs.evolve(restored(e), possible=reasons[e.pattern.id]) if e.pattern.id in reasons
