@@ -31,3 +31,18 @@ def test_hosts_that_agree_add_nothing_and_context_alone_is_no_failure(engine):
 def test_one_against_one_lists_both(engine):
     report = engine.analyze_text("\n".join([SAME[0], ODD]))
     assert differing_hosts(list(report.events)) == ["CUDA driver differs between hosts (gpu0301: 12060; lccn09: 12080)"]
+
+
+# NVIDIA/nccl#1634, as quoted: only pairs with node 04 hung; node 04 loads HPC-X's SHARP plugin, node 11 none.
+PLUGINS = ["HGX-H100-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network "
+           "plugin.",
+           "HGX-H100-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"]
+
+
+def test_hosts_that_differ_where_nothing_failed_are_a_possible_cause(engine):
+    for lines in (PLUGINS, [SAME[0], ODD]):
+        top = engine.analyze_text("\n".join(lines)).diagnoses[0]
+        assert (top.id, top.possible, top.initiator.line) == ("host-config-differs", True, 1)
+        assert top.confidence <= 0.3 and any("differs between hosts" in e for e in top.evidence_for)
+    # One host's lines alone compare with nothing.
+    assert engine.analyze_text(PLUGINS[1]).diagnoses == ()

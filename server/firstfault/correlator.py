@@ -15,7 +15,7 @@ from firstfault.commands import fill, own_inputs
 from firstfault.context import Source
 from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, clip, lend_rank, rank_ranges
 from firstfault.frameworks import fix_for, frameworks_in
-from firstfault.hosts import differing_hosts
+from firstfault.hosts import REFERENCE as HOSTS, differing_hosts, host_difference_verdict
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
@@ -199,7 +199,8 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         ranks |= set(range(world))
     hypotheses = _hypotheses(events, references)
     if not hypotheses:
-        return [], notes
+        differing = host_difference_verdict(references[HOSTS], events) if HOSTS in references else None
+        return ([differing] if differing else []), notes
     if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
         verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures())
         return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes

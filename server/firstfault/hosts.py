@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from firstfault.diagnosis import Diagnosis, Location
 from firstfault.matcher import Event
+from firstfault.model import Reference
 
 REFERENCE = "host-config-differs"
 FACTS = {
     "nccl-version-info": "NCCL version",
     "nccl-cuda-driver-info": "CUDA driver",
     "nccl-net-plugin-info": "network plugin",
+    "nccl-net-plugin-path-info": "network plugin",
     "nccl-network-info": "network",
     "nccl-ib-devices-info": "IB devices",
     "nccl-env-setting-info": "",  # named by the variable itself
@@ -20,16 +23,22 @@ FACTS = {
 SHOWN_HOSTS = 4
 
 
-def differing_hosts(events: list[Event]) -> list[str]:
-    """One sentence per fact on which some hosts disagree with the rest."""
-    values: dict[str, dict[str, str]] = defaultdict(dict)  # fact -> host -> value
+def _facts(events: list[Event]) -> dict[str, dict[str, tuple[str, Event]]]:
+    """fact -> host -> (value, the first line that says it)."""
+    values: dict[str, dict[str, tuple[str, Event]]] = defaultdict(dict)
     for e in events:
         if e.reference_id != REFERENCE or e.pattern.id not in FACTS or not e.source.host:
             continue
         fact = FACTS[e.pattern.id] or e.captures.get("key", "")
         value = e.captures.get("value") or ("internal" if e.captures.get("internal") else "")
         if fact and value:
-            values[fact].setdefault(e.source.host, value.strip())
+            values[fact].setdefault(e.source.host, (value.strip(), e))
+    return values
+
+
+def differing_hosts(events: list[Event]) -> list[str]:
+    """One sentence per fact on which some hosts disagree with the rest."""
+    values = {fact: {h: v for h, (v, _) in by_host.items()} for fact, by_host in _facts(events).items()}
     lines = []
     for fact, by_host in values.items():
         counts = Counter(by_host.values())
@@ -45,3 +54,27 @@ def differing_hosts(events: list[Event]) -> list[str]:
             shown = "; ".join(f"{h}: {v}" for h, v in sorted(by_host.items())[:SHOWN_HOSTS * 2])
             lines.append(f"{fact} differs between hosts ({shown})")
     return lines
+
+
+def host_difference_verdict(reference: Reference, events: list[Event]) -> Diagnosis | None:
+    """Nothing in the input failed, but its hosts run one job with different NCCL setups: a possible cause (a hang
+    report that pastes each host's INFO lines), never more. The first line of a differing fact is the place to look."""
+    differences = differing_hosts(events)
+    if not differences:
+        return None
+    lines = sorted((e for by_host in _facts(events).values() if len({v for v, _ in by_host.values()}) > 1
+                    for _, e in by_host.values()), key=lambda e: (e.input_index, e.line))
+    return Diagnosis(
+        reference=reference,
+        confidence=0.3,
+        initiator=Location.of(lines[0]),
+        collateral=(),
+        collateral_total=0,
+        evidence_for=("nothing in the input failed, but its hosts set NCCL up differently: a host that differs from "
+                      "its peers is a common cause of hangs and slow collectives", *differences),
+        evidence_against=("no error in the input: the difference is a lead, not a failure that was seen",),
+        verify=(),
+        possible=True,
+        next_checks=reference.next_checks,
+        events=tuple(lines),
+    )
