@@ -38,7 +38,11 @@ def _facts(events: list[Event]) -> dict[str, dict[str, tuple[str, Event]]]:
 
 def differing_hosts(events: list[Event]) -> list[str]:
     """One sentence per fact on which some hosts disagree with the rest."""
-    values = {fact: {h: v for h, (v, _) in by_host.items()} for fact, by_host in _facts(events).items()}
+    return _describe(_facts(events))
+
+
+def _describe(facts: dict[str, dict[str, tuple[str, Event]]]) -> list[str]:
+    values = {fact: {h: v for h, (v, _) in by_host.items()} for fact, by_host in facts.items()}
     lines = []
     for fact, by_host in values.items():
         counts = Counter(by_host.values())
@@ -59,10 +63,11 @@ def differing_hosts(events: list[Event]) -> list[str]:
 def host_difference_verdict(reference: Reference, events: list[Event]) -> Diagnosis | None:
     """Nothing in the input failed, but its hosts run one job with different NCCL setups: a possible cause (a hang
     report that pastes each host's INFO lines), never more. The first line of a differing fact is the place to look."""
-    differences = differing_hosts(events)
+    facts = _facts(events)
+    differences = _describe(facts)
     if not differences:
         return None
-    lines = sorted((e for by_host in _facts(events).values() if len({v for v, _ in by_host.values()}) > 1
+    lines = sorted((e for by_host in facts.values() if len({v for v, _ in by_host.values()}) > 1
                     for _, e in by_host.values()), key=lambda e: (e.input_index, e.line))
     return Diagnosis(
         reference=reference,
