@@ -5,6 +5,9 @@ lines, with chunks small enough to make many pieces."""
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from hypothesis import strategies as st
 import firstfault.parallel as parallel
 import firstfault.reader as reader
 from firstfault.engine import Engine
+from firstfault.inputs import text_input
 from firstfault.matcher import KEEP_PER_KEY
 from firstfault.parallel import from_partial, to_partial
 
@@ -70,6 +74,69 @@ def test_pieces_merged_are_the_whole_scan(engine, small_chunks, tmp_path_factory
     whole, pieces = _both(engine, path, jobs)
     assert _scan_state(pieces.scans[0]) == _scan_state(whole.scans[0])
     assert pieces.to_json() == whole.to_json()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(st.sampled_from(LINES), st.integers(0, 3)), min_size=1, max_size=400),
+       jobs=st.integers(2, 4), cut=st.integers(0, 400), tail=st.lists(st.sampled_from(LINES), max_size=60))
+def test_a_buffer_in_pieces_is_the_whole_scan_and_an_edit_resumes_from_its_checkpoints(
+        engine, small_chunks, monkeypatch, lines, jobs, cut, tail):
+    """An editor's buffer is cut in memory; the merged checkpoints are the whole scan's, so the next edit's rescan
+    from one of them is the whole scan of the edited buffer."""
+    monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", CHUNK)
+    dressed = [_dressed(line, how) for line, how in lines]
+    text = "".join(dressed)
+    whole = engine.analyze([text_input(text, "live.log")])
+    engine.jobs = jobs
+    try:
+        pieces = engine.analyze([text_input(text, "live.log")])
+    finally:
+        engine.jobs = 1
+    assert _scan_state(pieces.scans[0]) == _scan_state(whole.scans[0])
+    assert pieces.scans[0].checkpoints == whole.scans[0].checkpoints
+    assert pieces.to_json() == whole.to_json()
+    cut = min(cut, len(dressed))
+    edited = "".join(dressed[:cut]) + "".join(tail)
+    again = engine.analyze([text_input(edited, "live.log", earlier=(pieces.scans[0], cut + 1))])
+    assert again.to_json() == engine.analyze([text_input(edited, "live.log")]).to_json()
+
+
+def test_a_buffer_cut_after_its_first_failures_keeps_the_whole_scans_checkpoints(engine, small_chunks, monkeypatch):
+    monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", CHUNK)
+    text = (ROOT / "examples" / "oom-cascade" / "train.log").read_text() * 3
+    assert len(reader.text_grid_split(text.encode(), 2)) == 1
+    whole = engine.analyze([text_input(text, "live.log")])
+    engine.jobs = 2
+    try:
+        pieces = engine.analyze([text_input(text, "live.log")])
+    finally:
+        engine.jobs = 1
+    assert pieces.scans[0].checkpoints == whole.scans[0].checkpoints
+    assert pieces.to_json() == whole.to_json()
+
+
+def test_pieces_are_forked_while_another_thread_waits_on_stdin(engine, small_chunks, monkeypatch):
+    """The language server reads the editor's messages from stdin in a thread, which holds stdin's lock while it
+    waits; a worker forked meanwhile must not wait for that lock in its copy (multiprocessing closes stdin there)."""
+    monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", CHUNK)
+    read_end, write_end = os.pipe()
+    stdin = open(read_end, encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    waiting = threading.Thread(target=stdin.buffer.read, args=(1,), daemon=True)
+    waiting.start()
+    text = (ROOT / "examples" / "oom-cascade" / "train.log").read_text() * 3
+    engine.jobs = 2
+    done = []
+    analysis = threading.Thread(target=lambda: done.append(engine.analyze([text_input(text, "live.log")])), daemon=True)
+    try:
+        analysis.start()
+        analysis.join(120)  # a deadlock never ends; this only keeps the test run from hanging with it
+    finally:
+        engine.jobs = 1
+        os.write(write_end, b"x")
+        waiting.join()
+        os.close(write_end)
+    assert done and done[0].to_json() == engine.analyze([text_input(text, "live.log")]).to_json()
 
 
 def test_the_cap_per_key_and_a_continuation_hold_across_a_cut(engine, small_chunks, monkeypatch, tmp_path):

@@ -136,8 +136,8 @@ class Engine:
                 scan = self.matcher.scan(item.chunks_from(at.offset, at.first_line), item.name, index, source,
                                          order, advance, resume=(earlier, at))
             else:
-                pieces = scan_in_pieces(self.matcher, item.file_path, item.name, item.size, self.jobs, index, source,
-                                        order, advance, advanced) if advanced and item.file_path else None
+                pieces = scan_in_pieces(self.matcher, item.size, item.pieces, item.name, self.jobs, index, source,
+                                        order, advance, advanced) if advanced and item.pieces else None
                 scan = pieces or self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
             scan = _placed(scan, item)
             order += len(scan.events)

@@ -14,8 +14,8 @@ from firstfault.errorfile import read_error_file
 from firstfault.flightrecorder import Dump, analyse, load_dump
 from firstfault.ncclras import read_report
 from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, RAS, classify_file, walk
-from firstfault.reader import Chunk, InputError, file_size, is_stream, iter_chunks, iter_text_chunks, looks_binary, \
-    open_input
+from firstfault.reader import Chunk, InputError, file_size, grid_split, is_gzip, is_stream, iter_chunks, \
+    iter_text_chunks, looks_binary, open_input, range_chunks, text_bytes, text_grid_split, text_range_chunks
 
 
 @attrs.frozen
@@ -36,8 +36,20 @@ class TextInput:
     # line changed since it (the scan starts again from its last checkpoint before that line).
     chunks_from: Callable[[int, int], Iterator[Chunk]] | None = None
     earlier: tuple[Any, int] | None = None
-    # A file on disk (not a stream): parallel.py may read it in several processes (unless it is compressed).
+    # A file on disk (not a stream): parallel.py may read several such files in several processes.
     file_path: str | None = None
+    # An input that a scan may cut in pieces, read in several processes (parallel.py); None when it cannot be cut.
+    pieces: Callable[[], Pieces | None] | None = None
+
+
+@attrs.frozen
+class Pieces:
+    """Where a whole read of an input starts a clean chunk and how a piece is read alone, from those offsets: the
+    chunks a piece yields are the ones the whole read yields there."""
+
+    size: int  # bytes
+    cuts: Callable[[int], list[int]]  # parts -> offsets, one near each 1/parts of the input (fewer where none is)
+    read: Callable[[int, int], Iterator[Chunk]]  # start, end -> the chunks between them
 
 
 @attrs.frozen
@@ -143,14 +155,29 @@ def _span(ranks: list[int]) -> str:
 
 def path_input(path: str | Path) -> TextInput:
     stream = is_stream(path)
-    return TextInput(str(path), _path_chunks(path), file_size(path), not stream and looks_binary(path),
-                     file_path=None if stream else str(path))
+    size = file_size(path)
+    return TextInput(str(path), _path_chunks(path), size, not stream and looks_binary(path),
+                     file_path=None if stream else str(path), pieces=None if stream else _file_pieces(str(path), size))
 
 
 def text_input(text: str, name: str, earlier: tuple[Any, int] | None = None) -> TextInput:
     """`earlier`: (the ScanResult of an earlier version of this text, the first line that changed since)."""
     return TextInput(name, lambda: iter_text_chunks(text), len(text),
-                     chunks_from=lambda offset, line: iter_text_chunks(text, offset, line), earlier=earlier)
+                     chunks_from=lambda offset, line: iter_text_chunks(text, offset, line), earlier=earlier,
+                     pieces=lambda: _text_pieces(text))
+
+
+def _file_pieces(path: str, size: int) -> Callable[[], Pieces | None]:
+    def pieces() -> Pieces | None:  # a .gz is read through its decompressor, in order
+        return None if is_gzip(path) else Pieces(size, lambda parts: grid_split(path, size, parts),
+                                                 lambda start, end: range_chunks(path, start, end))
+    return pieces
+
+
+def _text_pieces(text: str) -> Pieces:
+    data = text_bytes(text)
+    return Pieces(len(data), lambda parts: text_grid_split(data, parts),
+                  lambda start, end: text_range_chunks(data, start, end))
 
 
 def _once(stream) -> Callable[[], Iterator[Chunk]]:

@@ -16,7 +16,7 @@ import stat
 import sys
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import attrs
 
@@ -268,20 +268,27 @@ def _split_at_line_end(data: bytes) -> tuple[bytes, bytes]:
 
 def grid_split(path: str | Path, size: int, parts: int) -> list[int]:
     """Byte offsets where a whole read of a plain file starts a clean chunk, one near each 1/parts of it: a scan
-    can be split there and each piece read alone yields the chunks the whole read yields. A chunk ends after the
-    last newline before a grid line, so the offset is found in the chunk_bytes before that line; a grid line
-    with no newline in the bytes before it (one very long line) is not a place to split."""
-    chunk_bytes = CHUNK_BYTES
-    offsets = []
+    can be split there and each piece read alone yields the chunks the whole read yields."""
     with open(path, "rb") as f:
-        for part in range(1, parts):
-            grid = round(size * part / parts / chunk_bytes) * chunk_bytes
-            if grid <= (offsets[-1] if offsets else 0) or grid >= size:
-                continue
-            before = os.pread(f.fileno(), chunk_bytes, grid - chunk_bytes)
-            cut = before.rfind(b"\n")
-            if cut >= 0:
-                offsets.append(grid - chunk_bytes + cut + 1)
+        return _grid_cuts(lambda offset, count: os.pread(f.fileno(), count, offset), size, parts, CHUNK_BYTES)
+
+
+def text_grid_split(data: bytes, parts: int) -> list[int]:
+    """grid_split for the UTF-8 form of in-memory text, read in TEXT_CHUNK_BYTES chunks (iter_text_chunks)."""
+    return _grid_cuts(lambda offset, count: data[offset:offset + count], len(data), parts, TEXT_CHUNK_BYTES)
+
+
+def _grid_cuts(read: Callable[[int, int], bytes], size: int, parts: int, chunk_bytes: int) -> list[int]:
+    """A chunk ends after the last newline before a grid line, so the offset is found in the chunk_bytes before
+    that line; a grid line with no newline in the bytes before it (one very long line) is not a place to split."""
+    offsets = []
+    for part in range(1, parts):
+        grid = round(size * part / parts / chunk_bytes) * chunk_bytes
+        if grid <= (offsets[-1] if offsets else 0) or grid >= size:
+            continue
+        cut = read(grid - chunk_bytes, chunk_bytes).rfind(b"\n")
+        if cut >= 0:
+            offsets.append(grid - chunk_bytes + cut + 1)
     return offsets
 
 
@@ -320,8 +327,17 @@ def iter_text_chunks(text: str, offset: int = 0, first_line: int = 1) -> Iterato
     if offset and text.isascii():  # bytes and characters line up: encode only the part read
         data = text[offset:].encode("ascii")
     else:
-        data = text.encode("utf-8", "surrogatepass")[offset:]
+        data = text_bytes(text)[offset:]
     yield from iter_chunks(io.BytesIO(data), TEXT_CHUNK_BYTES, offset, first_line)
+
+
+def text_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def text_range_chunks(data: bytes, start: int, end: int) -> Iterator[Chunk]:
+    """range_chunks for the UTF-8 form of in-memory text (text_bytes), between offsets from text_grid_split."""
+    yield from iter_chunks(io.BytesIO(data[start:end]), TEXT_CHUNK_BYTES, start)
 
 
 def looks_binary(spec: str | Path) -> bool:

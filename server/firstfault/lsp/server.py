@@ -34,6 +34,7 @@ from firstfault.inputs import TextInput, path_input, text_input
 from firstfault.hovertext import line_markdown
 from firstfault.knowledge import Knowledge, render_entry
 from firstfault.loader import builtin_dir, load_library
+from firstfault.parallel import default_jobs
 from firstfault.lsp import convert
 from firstfault.lsp.document import LogDocument, use_editor_lines
 from firstfault.lsp.settings import Settings, parse
@@ -99,7 +100,7 @@ class FirstfaultServer(LanguageServer):
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = Engine(load_library())
+            self._engine = Engine(load_library(), default_jobs())
         return self._engine
 
     # --- messages -------------------------------------------------------------------------------
@@ -168,7 +169,7 @@ class FirstfaultServer(LanguageServer):
             self.reported_errors.update(new_errors)
             self.show(f"firstfault: {len(new_errors)} signature file problem(s) ({new_errors[0]}); "
                       "the other signatures are in use. See the firstfault log for all.")
-        self._engine = Engine(library)
+        self._engine = Engine(library, default_jobs())
 
     # --- analysis -------------------------------------------------------------------------------
     def group_key(self, uri: str) -> str:
