@@ -120,3 +120,33 @@ def test_tcp_serves_the_next_client_after_a_garbage_connection():
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_request_written_a_byte_at_a_time_is_read_whole(server):
+    process, responses = server
+    for byte in frame(request(7, "textDocument/hover", HOVER)):
+        send(process, bytes([byte]))
+    assert responses.until(lambda m: m.get("id") == 7)["id"] == 7
+
+
+def test_the_pipe_reader_joins_lines_and_bodies_across_chunks_and_ends_cleanly():
+    """The stdin reader the event loop feeds: headers and bodies split anywhere, several messages in one chunk, a
+    body cut by the end of the stream."""
+    import asyncio
+
+    from firstfault.lsp.transport import PipeReader
+
+    async def scenario():
+        reader = PipeReader()
+        for chunk in [b"Content-Len", b"gth: 5\r", b"\n\r\nhel", b"lo", b"Content-Length: 3\r\n\r\nab"]:
+            reader.data_received(chunk)
+        got = [await reader.readline(), await reader.readline(), await reader.readexactly(5),
+               await reader.readline(), await reader.readline()]
+        reader.eof_received()
+        with pytest.raises(asyncio.IncompleteReadError) as cut:
+            await reader.readexactly(3)
+        return got, cut.value.partial, await reader.readline()
+
+    got, partial, after = asyncio.run(scenario())
+    assert got == [b"Content-Length: 5\r\n", b"\r\n", b"hello", b"Content-Length: 3\r\n", b"\r\n"]
+    assert partial == b"ab" and after == b""

@@ -6,16 +6,25 @@ bytes precede it on its line). Over TCP the server keeps listening after a conne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import re
+import stat
 import sys
 import threading
+from collections import deque
 from typing import Any, Awaitable, Callable, Protocol
 
 from lsprotocol.types import ResponseError, ResponseErrorMessage
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcParseError
 from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +43,10 @@ async def serve(stop: threading.Event, reader: Reader, protocol: Any) -> None:
     """Read messages until the stream ends or `stop` is set; every request gets a response."""
     length = 0
     while not stop.is_set():
-        header = await reader.readline()
+        try:
+            header = await reader.readline()
+        except ValueError:  # a "line" longer than an asyncio reader's limit (TCP): junk, dropped with its bytes
+            continue
         if not header:
             return
         if found := _CONTENT_LENGTH.search(header):
@@ -90,14 +102,128 @@ def start_io(server: Any) -> None:
     stop = threading.Event()
     server._stop_event = stop
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def main() -> None:
+        reader = await _pipe_reader() or StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+        await serve(stop, reader, server.protocol)
+
     try:
-        asyncio.run(serve(stop, StdinAsyncReader(sys.stdin.buffer, server.thread_pool), server.protocol))
+        asyncio.run(main())
     except BrokenPipeError:
         logger.error("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()
+
+
+async def _pipe_reader() -> PipeReader | None:
+    """stdin read by the event loop itself, where it is a pipe of its own (an editor's usual setup). pygls' reader
+    hands every header line and every body to a thread and back; behind a burst of edits those hops delayed a hover by
+    several milliseconds. Not for a terminal or a socket that is stdout too: the loop makes stdin non-blocking, and
+    with it the shared stdout."""
+    try:
+        stdin, stdout = os.fstat(sys.stdin.fileno()), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not stat.S_ISFIFO(stdin.st_mode) or os.path.samestat(stdin, stdout):
+        return None
+    if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux: a read returns up to 256 KiB rather than the 64 KiB a pipe holds
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(sys.stdin.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    reader = PipeReader()
+    try:
+        await asyncio.get_running_loop().connect_read_pipe(lambda: reader, sys.stdin.buffer)
+    except (NotImplementedError, ValueError, OSError):
+        return None
+    return reader
+
+
+class PipeReader(asyncio.Protocol):
+    """readline/readexactly over the chunks a pipe delivers, each chunk kept as it came: a 50 MB body is joined
+    once (asyncio.StreamReader grows one buffer and copies the body out of it). Reading pauses while more than
+    PAUSE_BYTES wait unread, so a client that writes faster than the server reads is held back by the pipe."""
+
+    PAUSE_BYTES = 64 * 2**20
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._eof = False
+        self._waiter: asyncio.Future | None = None
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+        self._wanted = 0  # bytes a waiting readexactly needs: a 50 MB body is not woken for each of its chunks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._size += len(data)
+        if self._size > self.PAUSE_BYTES and not self._paused and self._transport is not None:
+            self._paused = True
+            self._transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done() and (self._eof or self._size >= self._wanted):
+            self._waiter.set_result(None)
+
+    async def _more(self, wanted: int = 0) -> None:
+        self._wanted = wanted
+        if self._paused and self._transport is not None:  # asked for more than is here: let the pipe deliver it
+            self._paused = False
+            self._transport.resume_reading()
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    async def readline(self) -> bytes:
+        """Up to and with the next \\n; what is left at the end of the stream; b"" at its end."""
+        scanned = 0
+        while True:
+            for index, chunk in enumerate(self._chunks):
+                if index < scanned:
+                    continue
+                if (found := chunk.find(b"\n")) >= 0:
+                    length = sum(len(c) for c in list(self._chunks)[:index]) + found + 1
+                    return self._take(length)
+                scanned = index + 1
+            if self._eof:
+                return self._take(self._size)
+            await self._more()
+
+    async def readexactly(self, n: int) -> bytes:
+        while self._size < n:
+            if self._eof:
+                partial = self._take(self._size)
+                raise asyncio.IncompleteReadError(partial, n)
+            await self._more(n)
+        return self._take(n)
+
+    def _take(self, n: int) -> bytes:
+        parts = []
+        while n > 0:
+            chunk = self._chunks.popleft()
+            if len(chunk) > n:
+                chunk, rest = chunk[:n], chunk[n:]
+                self._chunks.appendleft(rest)
+            parts.append(chunk)
+            n -= len(chunk)
+            self._size -= len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def start_tcp(server: Any, host: str, port: int, on_listening: Callable[[str], None] = lambda _: None) -> None:
