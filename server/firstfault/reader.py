@@ -240,11 +240,13 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int | None = None, offset: int = 
         carry = b""
         if not final:
             data, carry = _split_at_line_end(data)
-        text = decoder.decode(data, final=final)
+        # Line ends are mended in the bytes (a \r is never part of a UTF-8 sequence): decoded text can take four
+        # bytes a character, and mending it made two more copies of it (4 MiB of random bytes: 32 MB).
+        original = decoder.decode(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data,
+                                  final=final)
         if first:
-            text = text.removeprefix("\ufeff")
+            original = original.removeprefix("\ufeff")
             first = False
-        original = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
         cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
         if cleaned:
             yield Chunk(cleaned, line, original, consumed, clean)
