@@ -208,6 +208,23 @@ def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_tha
     assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"
 
 
+def test_a_crash_whose_backtrace_is_in_libnccl_is_the_nccl_crash_though_the_signal_line_comes_first(engine):
+    # chainer/chainer#7586: Open MPI's signal handler reports the segfault, then its backtrace shows the frames in
+    # libnccl. Both references are rank crashes; segfault-one-rank names the libnccl frame as evidence against itself.
+    lines = ["*** Process received signal ***",
+             "Signal: Segmentation fault (11)",
+             "Signal code: Address not mapped (1)",
+             "Failing at address: 0x7ff28802233f",
+             "[ 0] /lib/x86_64-linux-gnu/libpthread.so.0(+0x11390)[0x7ff32df7d390]",
+             "[ 1] /usr/lib/libibverbs/libmlx4-rdmav2.so(+0x1aee)[0x7ff320091aee]",
+             "[ 2] /usr/lib/x86_64-linux-gnu/libnccl.so.2(+0x2b136)[0x7ff2bf5c3136]",
+             "*** End of error message ***"]
+    report = engine.analyze_text("\n".join(lines))
+    assert [d.id for d in report.diagnoses[:2]] == ["nccl-library-segfault", "segfault-one-rank"]
+    # Without the libnccl frame it is a plain segfault.
+    assert engine.analyze_text("\n".join(lines[:6] + lines[7:])).diagnoses[0].id == "segfault-one-rank"
+
+
 def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     # brain-score/vision#950: Slurm's cgroup OOM line names no rank; srun's next line names task (rank) 0.
     lines = ["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your processes may have "

@@ -205,8 +205,10 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures())
         return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes
     present_patterns = {e.pattern.id for e in events}
-    hypotheses.sort(key=lambda h: (h.tier, h.strength(), event_key(h.failures()[0]),
-                                   any(p in present_patterns for p in h.reference.against)))
+    # Evidence against a hypothesis (a pattern it names as pointing elsewhere) weighs before which came first: among
+    # equals, the one the log does not contradict leads.
+    hypotheses.sort(key=lambda h: (h.tier, h.strength(), any(p in present_patterns for p in h.reference.against),
+                                   event_key(h.failures()[0])))
     if (specific := _specific_in_same_block(hypotheses)) is not None:
         hypotheses.remove(specific)
         hypotheses.insert(0, specific)
