@@ -25,6 +25,7 @@ is scanned again from its last checkpoint before the edit).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sys
@@ -111,17 +112,23 @@ def scan_files(matcher: Matcher, files: list[tuple[int, str, str, int, Source]],
     return results
 
 
-def _forked_pool(matcher: Matcher, processes: int, pieces: Pieces | None = None):
+@contextlib.contextmanager
+def _forked_pool(matcher: Matcher, processes: int, pieces: Pieces | None = None) -> Iterator[Any]:
     global _FORKED, _FORKED_PIECES
     _FORKED, _FORKED_PIECES = matcher, pieces
-    # A forked worker closes its copy of sys.stdin first; in the language server another thread is reading stdin
-    # (the editor's messages), so the copy's lock is held and the close would wait forever. The workers never
-    # read stdin: they are forked without it.
+    # A forked worker closes its copy of sys.stdin first; where another thread reads stdin (pygls' reader, when stdin
+    # is no pipe of its own), the copy's lock is held and the close would wait forever. The workers never read stdin:
+    # they are forked without it.
     stdin, sys.stdin = sys.stdin, None
     try:
-        return multiprocessing.get_context("fork").Pool(processes)
+        pool = multiprocessing.get_context("fork").Pool(processes)
     finally:
         sys.stdin = stdin
+    try:
+        with pool:
+            yield pool
+    finally:
+        _FORKED_PIECES = None  # an editor's buffer, encoded: not kept past its scan
 
 
 def _scan_file(file: tuple[int, str, str, int, Source]) -> dict[str, Any]:

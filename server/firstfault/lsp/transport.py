@@ -128,7 +128,8 @@ async def _pipe_reader() -> PipeReader | None:
         return None
     if not stat.S_ISFIFO(stdin.st_mode) or os.path.samestat(stdin, stdout):
         return None
-    if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux: a read returns up to 256 KiB rather than the 64 KiB a pipe holds
+    if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
+        # Linux: a read then returns up to 256 KiB (asyncio's read size) rather than the 64 KiB a pipe holds.
         with contextlib.suppress(OSError):
             fcntl.fcntl(sys.stdin.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
     reader = PipeReader()
