@@ -225,6 +225,26 @@ def test_a_crash_whose_backtrace_is_in_libnccl_is_the_nccl_crash_though_the_sign
     assert engine.analyze_text("\n".join(lines[:6] + lines[7:])).diagnoses[0].id == "segfault-one-rank"
 
 
+def test_when_every_rank_failed_alike_torchruns_first_observed_failure_is_where_to_start(engine):
+    # open-mmlab/mmsegmentation#3106: every worker aborted (-6) in the same second; the summary's Root Cause entry
+    # names rank 0. The verdict stays a shared cause, and its first failure is that entry.
+    entry = ["  time      : 2023-06-14_22:36:10", "  host      : neptun.informatik.uni-kl.de"]
+    lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+             "========================================================", "tools/train.py FAILED",
+             "--------------------------------------------------------", "Failures:"]
+    for rank, pid in ((1, 2385923), (2, 2385924)):
+        lines += [f"[{rank}]:", *entry, f"  rank      : {rank} (local_rank: {rank})",
+                  f"  exitcode  : -6 (pid: {pid})", "  error_file: <N/A>",
+                  f"  traceback : Signal 6 (SIGABRT) received by PID {pid}"]
+    lines += ["--------------------------------------------------------", "Root Cause (first observed failure):",
+              "[0]:", *entry, "  rank      : 0 (local_rank: 0)", "  exitcode  : -6 (pid: 2385922)",
+              "  error_file: <N/A>", "  traceback : Signal 6 (SIGABRT) received by PID 2385922"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.line) == ("torchelastic-child-failed", 0, 26)  # its exitcode line
+    assert any("a cause they share" in e for e in d.evidence_for)
+    assert any("the first worker torchrun saw exit" in e for e in d.evidence_for)
+
+
 def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     # brain-score/vision#950: Slurm's cgroup OOM line names no rank; srun's next line names task (rank) 0.
     lines = ["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your processes may have "

@@ -347,6 +347,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"every rank ({rank_ranges(sorted(ranks))}) reports {top.reference.title}: a cause "
                             f"they share (the code, the configuration or the data), not one rank's failure; "
                             f"the first report is line {first.line}")
+        if (entry := _root_cause_entry(failures)) is not None:
+            # Nothing else in the log orders the ranks: torchrun's first observed failure is where to start.
+            initiator = Location.of(entry)
+            evidence_for.append(f"nothing else orders the ranks, so rank {entry.source.rank}, the first worker "
+                                f"torchrun saw exit (its 'Root Cause' entry, line {entry.line}), is the place to start")
     else:
         first = failures[0]
         evidence_for.append(f"{top.reference.title}: first seen at line {first.line}{first.source.on()}: "
@@ -500,6 +505,12 @@ def _silent_location(rank: int, events: list[Event]) -> Location:
     return Location(rank, host, None, None, None)
 
 
+def _root_cause_entry(failures: list[Event]) -> Event | None:
+    """The failure line of torchrun's 'Root Cause (first observed failure)' entry, when the summary names one rank."""
+    entries = [e for e in failures if e.in_root_cause_entry and e.source.rank is not None]
+    return entries[0] if len({e.source.rank for e in entries}) == 1 else None
+
+
 def _root_cause_remark(events: list[Event], initiator: Location | None) -> list[str]:
     named: dict[int, str] = {}
     for e in sorted(events, key=event_key):
@@ -512,7 +523,8 @@ def _root_cause_remark(events: list[Event], initiator: Location | None) -> list[
         return [f"torchrun's summary names {listed} as 'Root Cause (first observed failure)'; that is only "
                 "the first worker each agent saw exit"]
     if set(named) == {initiator.rank}:
-        return [f"torchrun's summary also names rank {initiator.rank} as the root cause"]
+        on_entry = any(e.in_root_cause_entry and e.line == initiator.line for e in events)  # said already
+        return [] if on_entry else [f"torchrun's summary also names rank {initiator.rank} as the root cause"]
     return [f"torchrun's summary names {listed} as 'Root Cause (first observed failure)', but that is only "
             f"the first worker each agent saw exit; the log shows rank {initiator.rank} failed first, so this "
             "verdict disagrees with it on purpose"]
