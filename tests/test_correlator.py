@@ -245,6 +245,28 @@ def test_when_every_rank_failed_alike_torchruns_first_observed_failure_is_where_
     assert any("the first worker torchrun saw exit" in e for e in d.evidence_for)
 
 
+def test_a_sigkill_torchrun_sent_after_its_grace_period_is_its_teardown_not_the_oom_killer(engine):
+    # vllm-project/speculators#1115: rank 3 exited 1; 31 s later torchrun's summary has rank 0 killed by SIGKILL
+    # and rank 2 by SIGTERM: the agent's SIGTERM, then its SIGKILL 30 s on. Rank 3's exit is the failure.
+    def entry(n, time, rank, exitcode, pid, traceback):
+        return [f"[{n}]:", f"  time      : 2026-09-07_{time}", "  host      : localhost",
+                f"  rank      : {rank} (local_rank: {rank})", f"  exitcode  : {exitcode} (pid: {pid})",
+                "  error_file: <N/A>", f"  traceback : {traceback}"]
+    lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+             "============================================================",
+             "/root/speculators/scripts/train.py FAILED",
+             "------------------------------------------------------------", "Failures:",
+             *entry(1, "13:02:58", 3, 1, 14692, "To enable traceback see: "
+                                                "https://pytorch.org/docs/stable/elastic/errors.html"),
+             *entry(2, "13:03:29", 0, -9, 14689, "Signal 9 (SIGKILL) received by PID 14689"),
+             *entry(3, "13:03:29", 2, -15, 14691, "Signal 15 (SIGTERM) received by PID 14691")]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("torchelastic-child-failed", 3)
+    # The same SIGKILL with no earlier failure in the summary is still the OOM killer's.
+    alone = lines[:5] + entry(1, "13:03:29", 0, -9, 14689, "Signal 9 (SIGKILL) received by PID 14689")
+    assert engine.analyze_text("\n".join(alone)).diagnoses[0].id == "host-oom-kill"
+
+
 def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     # brain-score/vision#950: Slurm's cgroup OOM line names no rank; srun's next line names task (rank) 0.
     lines = ["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your processes may have "

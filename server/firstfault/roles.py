@@ -20,6 +20,9 @@ EXCERPT_LINES = 20
 TAIL_LINES = 3
 # A longer log that ends with a warning seen this often stopped mid-retry.
 REPEATS_AT_END = 3
+# torchrun's SIGKILL of a worker that outlived the SIGTERM grace period (30 s), as its summary dates it.
+AGENT_SIGKILL = "elastic-sigkill-entry"
+AGENT_GRACE_SECONDS = 29
 
 
 def as_context(event: Event) -> Event:
@@ -42,6 +45,7 @@ def without_catch_all(event: Event) -> Event:
 def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
     events = _needs_met_or_context(_claimed_twice([restored(e) for e in events]), input_lines)
+    events = _killed_by_the_agent(events)
     # What the good run printed too is noise both runs share, whatever it says.
     events = [as_context(e) if e.in_baseline else e for e in events]
     if not _recognised_failure(events):
@@ -55,6 +59,20 @@ def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
         # Error lines that no reference explains are listed beside a recognised failure, not diagnosed.
         events = [without_catch_all(e) for e in events]
     return events
+
+
+def _killed_by_the_agent(events: list[Event]) -> list[Event]:
+    """torchrun stops the other workers with SIGTERM and sends SIGKILL to those still alive 30 s later
+    (torch/distributed/elastic/multiprocessing/api.py, _close(death_sig, timeout=30)): a summary entry killed by
+    SIGKILL that long after another worker's failure is the agent's teardown, not the OOM killer."""
+    failed = [e.time for e in events if e.pattern.id == "summary-exitcode" and e.time is not None
+              and e.captures.get("exitcode") not in ("-9", "-15")]
+    if not failed:
+        return events
+    first = min(failed)
+    return [attrs.evolve(e, pattern=attrs.evolve(e.pattern, role="teardown"), demoted_from=e.role)
+            if e.pattern.id == AGENT_SIGKILL and e.time is not None and e.time >= first + AGENT_GRACE_SECONDS
+            else e for e in events]
 
 
 def _claimed_twice(events: list[Event]) -> list[Event]:
