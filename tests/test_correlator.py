@@ -450,6 +450,25 @@ def test_a_line_that_cannot_stand_alone_is_context_until_what_it_needs_shows(eng
     assert (diagnoses[0].id if diagnoses else None) == verdict
 
 
+# vLLM's shm-broadcast wait (vllm-project/vllm#44185, two data-parallel engine cores): printed once during a slow
+# start-up it is a question; printed on to the end of an excerpt it is a hang.
+SHM_WAIT = [f"(EngineCore_DP{dp} pid={pid}) INFO 05-28 {time} [shm_broadcast.py:681] No available shared memory "
+            "broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing "
+            "some time-consuming work (e.g. compilation, weight/kv cache quantization)."
+            for dp, pid, time in [(1, 1455, "14:44:28"), (0, 1454, "14:45:27"), (1, 1455, "14:45:28")]]
+
+
+@pytest.mark.parametrize("lines, verdict", [
+    (SHM_WAIT[:1], None),
+    (SHM_WAIT, "vllm-shm-broadcast-hang"),
+], ids=["once", "on-and-on"])
+def test_a_warning_that_must_repeat_to_stand_alone(engine, lines, verdict):
+    diagnoses = engine.analyze_text("\n".join(lines)).diagnoses
+    assert (diagnoses[0].id if diagnoses else None) == verdict
+    if verdict:
+        assert diagnoses[0].possible and "3 times" in diagnoses[0].evidence_for[0]
+
+
 # NCCL's Init START lines of vLLM's data-parallel ranks (vllm-project/vllm#18567, as pasted): all on busId 6000.
 INIT_START = [f"h14-01:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm {comm} rank {rank} nranks 4 cudaDev 0 nvmlDev 0 "
               f"busId 6000 commId 0xf6ea94b67ac8f09d - Init START"

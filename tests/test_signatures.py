@@ -255,6 +255,16 @@ def test_standalone_is_a_boolean_beside_needs(tmp_path, standalone, message):
     assert [e.message.split(";")[0] for e in load_library([tmp_path], include_builtin=False).errors] == [message]
 
 
+@pytest.mark.parametrize("repeats, message", [
+    ("0", "'repeats_alone' of pattern 'p' must be a whole number of at least 1"),
+    ('"3"', "'repeats_alone' of pattern 'p' must be a whole number of at least 1"),
+    ("3", "'repeats_alone' of pattern 'p' means something only beside 'needs'"),
+])
+def test_repeats_alone_is_a_count_beside_needs(tmp_path, repeats, message):
+    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', f'role = "cause"\nrepeats_alone = {repeats}', 1))
+    assert [e.message.split(";")[0] for e in load_library([tmp_path], include_builtin=False).errors] == [message]
+
+
 @pytest.mark.parametrize("once_per", ["claimed_rank", "iface claimed_rank"])
 def test_once_per_must_name_groups_of_the_regex(tmp_path, once_per):
     write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', f'role = "cause"\nonce_per = "{once_per}"', 1))

@@ -356,8 +356,20 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     bool(item.get("continuation", False)),
                                     tuple(check.strings(item, "unless", line_from=at)),
                                     _once_per(check, at, pid, item, regex),
-                                    _standalone(check, at, pid, item)))
+                                    _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item)))
     return patterns
+
+
+def _repeats_alone(check: "_Checker", at: int, pid: str, item: dict) -> int:
+    value = item.get("repeats_alone", 1)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        check.fail(_line_of(check.text, "repeats_alone", at), f"'repeats_alone' of pattern '{pid}' must be a whole "
+                   "number of at least 1")
+        return 1
+    if value > 1 and not item.get("needs"):
+        check.fail(_line_of(check.text, "repeats_alone", at), f"'repeats_alone' of pattern '{pid}' means something "
+                   "only beside 'needs'; name the patterns it needs, or remove it")
+    return value
 
 
 def _standalone(check: "_Checker", at: int, pid: str, item: dict) -> bool:

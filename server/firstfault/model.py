@@ -52,6 +52,9 @@ class Pattern:
     # the software prints for something that is usually no failure at all (Slurm's "Exceeded step memory limit at
     # some point" counts page cache, and nothing was killed): alone it is context.
     standalone: bool = True
+    # Alone (an excerpt, or the end of a log), a `needs` line counts as a possible cause only where it shows this
+    # many times: vLLM's shm-broadcast wait printed once is a slow start, printed on and on is a hang.
+    repeats_alone: int = 1
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

@@ -121,11 +121,12 @@ def _why_possible(events: list[Event], input_lines: dict[int, int]) -> str | Non
     """Only where the input ends with the warning: a run that printed it and went on stays quiet."""
     last = max(events, key=lambda e: (e.input_index, e.line))
     lines = input_lines.get(last.input_index, 0)
-    if lines - last.line >= TAIL_LINES:
+    if lines - last.line >= TAIL_LINES or len(events) < last.pattern.repeats_alone:
         return None
     if lines <= EXCERPT_LINES:
+        times = f", {len(events)} times," if len(events) > 1 else ""
         return (f"this line is often harmless on its own (healthy runs print it too); in this {lines}-line "
-                "excerpt it is the only failure evidence, and the excerpt ends with it")
+                f"excerpt it is the only failure evidence{times} and the excerpt ends with it")
     if len(events) >= REPEATS_AT_END:
         times = [e.time for e in events if e.time is not None and e.clock == "wall"]
         span = f" over {max(times) - min(times):.0f} s" if len(times) > 1 else ""
