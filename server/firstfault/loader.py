@@ -366,9 +366,8 @@ def _repeats_alone(check: "_Checker", at: int, pid: str, item: dict) -> int:
         check.fail(_line_of(check.text, "repeats_alone", at), f"'repeats_alone' of pattern '{pid}' must be a whole "
                    "number of at least 1")
         return 1
-    if value > 1 and not item.get("needs"):
-        check.fail(_line_of(check.text, "repeats_alone", at), f"'repeats_alone' of pattern '{pid}' means something "
-                   "only beside 'needs'; name the patterns it needs, or remove it")
+    if value > 1:
+        _only_beside_needs(check, at, pid, item, "repeats_alone", "'repeats_alone'")
     return value
 
 
@@ -377,10 +376,16 @@ def _standalone(check: "_Checker", at: int, pid: str, item: dict) -> bool:
     if not isinstance(value, bool):
         check.fail(_line_of(check.text, "standalone", at), f"'standalone' of pattern '{pid}' must be true or false")
         return True
-    if not value and not item.get("needs"):
-        check.fail(_line_of(check.text, "standalone", at), f"'standalone = false' of pattern '{pid}' means something "
-                   "only beside 'needs'; name the patterns it needs, or remove it")
+    if not value:
+        _only_beside_needs(check, at, pid, item, "standalone", "'standalone = false'")
     return value
+
+
+def _only_beside_needs(check: "_Checker", at: int, pid: str, item: dict, key: str, what: str) -> None:
+    """Keys that shape how a `needs` line counts alone mean nothing without `needs`."""
+    if not item.get("needs"):
+        check.fail(_line_of(check.text, key, at), f"{what} of pattern '{pid}' means something only beside 'needs'; "
+                   "name the patterns it needs, or remove it")
 
 
 def _once_per(check: "_Checker", at: int, pid: str, item: dict, regex: re.Pattern[str]) -> tuple[str, ...]:

@@ -22,13 +22,19 @@ TAIL_LINES = 3
 REPEATS_AT_END = 3
 # torchrun's SIGKILL of a worker that outlived the SIGTERM grace period (30 s), as its summary dates it.
 AGENT_SIGKILL = "elastic-sigkill-entry"
+SUMMARY_EXIT = "summary-exitcode"  # a worker's exit code in the same summary
 AGENT_GRACE_SECONDS = 29
 
 
 def as_context(event: Event) -> Event:
-    if event.role == "context":
+    return demoted(event, "context")
+
+
+def demoted(event: Event, role: str) -> Event:
+    """The line read in a lesser role for this attempt; `restored` gives its own back."""
+    if event.role == role:
         return event
-    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role="context"), demoted_from=event.role)
+    return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role=role), demoted_from=event.role)
 
 
 def restored(event: Event) -> Event:
@@ -65,12 +71,12 @@ def _killed_by_the_agent(events: list[Event]) -> list[Event]:
     """torchrun stops the other workers with SIGTERM and sends SIGKILL to those still alive 30 s later
     (torch/distributed/elastic/multiprocessing/api.py, _close(death_sig, timeout=30)): a summary entry killed by
     SIGKILL that long after another worker's failure is the agent's teardown, not the OOM killer."""
-    failed = [e.time for e in events if e.pattern.id == "summary-exitcode" and e.time is not None
+    failed = [e.time for e in events if e.pattern.id == SUMMARY_EXIT and e.time is not None
               and e.captures.get("exitcode") not in ("-9", "-15")]
     if not failed:
         return events
     first = min(failed)
-    return [attrs.evolve(e, pattern=attrs.evolve(e.pattern, role="teardown"), demoted_from=e.role)
+    return [demoted(e, "teardown")
             if e.pattern.id == AGENT_SIGKILL and e.time is not None and e.time >= first + AGENT_GRACE_SECONDS
             else e for e in events]
 
@@ -124,9 +130,9 @@ def _why_possible(events: list[Event], input_lines: dict[int, int]) -> str | Non
     if lines - last.line >= TAIL_LINES or len(events) < last.pattern.repeats_alone:
         return None
     if lines <= EXCERPT_LINES:
-        times = f", {len(events)} times," if len(events) > 1 else ""
+        repeated = f", {len(events)} times," if len(events) > 1 else ""
         return (f"this line is often harmless on its own (healthy runs print it too); in this {lines}-line "
-                f"excerpt it is the only failure evidence{times} and the excerpt ends with it")
+                f"excerpt it is the only failure evidence{repeated} and the excerpt ends with it")
     if len(events) >= REPEATS_AT_END:
         times = [e.time for e in events if e.time is not None and e.clock == "wall"]
         span = f" over {max(times) - min(times):.0f} s" if len(times) > 1 else ""

@@ -15,6 +15,7 @@ import stat
 import sys
 import threading
 from collections import deque
+from itertools import islice
 from typing import Any, Awaitable, Callable, Protocol
 
 from lsprotocol.types import ResponseError, ResponseErrorMessage
@@ -199,7 +200,7 @@ class PipeReader(asyncio.Protocol):
                 if index < scanned:
                     continue
                 if (found := chunk.find(b"\n")) >= 0:
-                    length = sum(len(c) for c in list(self._chunks)[:index]) + found + 1
+                    length = sum(len(c) for c in islice(self._chunks, index)) + found + 1
                     return self._take(length)
                 scanned = index + 1
             if self._eof:
