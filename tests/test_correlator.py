@@ -145,6 +145,26 @@ def test_one_rank_against_one_the_rank_behind_is_the_one_waited_for(engine):
     assert any("behind rank(s) 0" in e for e in d.evidence_for)
 
 
+def test_a_rank_that_completed_the_number_another_is_stuck_in_means_the_sequences_are_out_of_step(engine):
+    # meta-pytorch/torchtune#1107: a mid-epoch checkpoint save desynchronised the ranks. Rank 0 completed work 314,
+    # so its 313 cannot be the _ALLGATHER_BASE rank 1 is still in: not "rank 1 fell behind".
+    lines = ["[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=313, OpType=_ALLGATHER_BASE, NumelIn=262668288, NumelOut=525336576, Timeout(ms)=600000) "
+             "ran for 600010 milliseconds before timing out.",
+             "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=315, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600095 "
+             "milliseconds before timing out.",
+             "[rank0]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 0] Timeout at NCCL work: 315, last enqueued NCCL work: "
+             "315, last completed NCCL work: 314."]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.undetermined) == ("mismatched-collectives", False)
+    assert d.headline == "the ranks' collectives are out of step: rank(s) 0 completed number 313, which rank 1 is still in"
+    assert not any("fell behind" in e or "behind rank(s)" in e for e in d.evidence_for)
+    # Without rank 0's count of completed work nothing contradicts the reading that rank 1 is behind.
+    d = engine.analyze_text("\n".join(lines[:2])).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("collective-timeout", 1)
+
+
 def test_timeouts_in_different_collectives_at_one_sequence_number_are_mismatched_collectives(engine):
     # ecmwf/anemoi-core#1064: a callback stopped some ranks early; rank 0 all-reduces while rank 5 broadcasts.
     lines = ["[rank0]:[E420 19:44:35.569754537 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "

@@ -23,6 +23,7 @@ from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
 from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
+    completed_past_stuck,
     different_ops_at_one_seq,
     erring_ranks,
     exit_statuses,
@@ -213,7 +214,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         hypotheses.remove(specific)
         hypotheses.insert(0, specific)
     top = hypotheses[0]
-    if (mismatch := different_ops_at_one_seq(top)) and MISMATCH in references:
+    if (mismatch := different_ops_at_one_seq(top) or completed_past_stuck(top)) and MISMATCH in references:
         # Timeouts that disagree on what collective one sequence number is: the ranks took different paths.
         top = hypotheses[0] = Hypothesis(references[MISMATCH], top.events, mismatch)
     diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns, world is not None)]
@@ -251,7 +252,8 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     undetermined = False
     initiator: Location | None = Location.of(failures[0])
     confidence = 0.6 if top.strength() == 0 else 0.4
-    odd = odd_rank_out(top)
+    # Out-of-step sequences (completed_past_stuck) contradict "the rank at the lowest number is behind".
+    odd = odd_rank_out(top, behind=not top.reread[0])
     shared = False
     silent_rank = None
     reread, headline = top.reread

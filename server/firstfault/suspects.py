@@ -3,6 +3,7 @@ ranks that ran different collectives at one sequence number."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 
 from firstfault.diagnosis import clip, rank_ranges
@@ -29,8 +30,9 @@ def _shape(e: Event) -> str:
     return f"{_collective(e)} of {numel} elements" if numel else str(_collective(e))
 
 
-def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
-    """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear."""
+def odd_rank_out(h: Hypothesis, behind: bool = True) -> tuple[set[int], str, str] | None:
+    """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear; with `behind`, also
+    the rank at the lowest sequence number when there is no majority."""
     fingerprints: dict[int, str] = {}
     for e in h.failures():
         c = e.captures
@@ -53,7 +55,9 @@ def odd_rank_out(h: Hypothesis) -> tuple[set[int], str, str] | None:
         return None
     (common, common_n), *rest = values.most_common()
     if rest and rest[0][1] == common_n:
-        return _behind(fingerprints) if kind == "sequence number" else _first_differing(h)
+        if kind == "sequence number":
+            return _behind(fingerprints) if behind else None
+        return _first_differing(h)
     culprits = {r for r, v in fingerprints.items() if v != common}
     detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {clip(common, 120)}, while rank(s) "
               f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({clip(fingerprints[r], 120) for r in culprits}))}"
@@ -127,6 +131,44 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
             return (f"at sequence number {seq} the ranks time out in different collectives ({ranks}): they "
                     "took different code paths, so each waits in a collective the other never enters",
                     f"the ranks time out in different collectives at sequence number {seq}")
+    return None
+
+
+_PG = re.compile(r"\[PG (?:ID )?(\d+)")
+
+
+def completed_past_stuck(h: Hypothesis) -> tuple[str, str] | None:
+    """A rank whose watchdog says it already completed work number N while another rank of the same process group is
+    still stuck in its own number N: one collective cannot complete on one rank while another is still in it, so the
+    two calls numbered N were different collectives, and the ranks issued different sequences: (evidence, headline)."""
+    stuck: dict[int, tuple[int, str]] = {}
+    completed: dict[int, int] = {}
+    groups: set[str] = set()
+    for e in h.failures():
+        rank = e.source.rank
+        if rank is None:
+            continue
+        if pg := _PG.search(e.text):
+            groups.add(pg.group(1))
+        seq = bounded(e.captures.get("seq") or e.captures.get("work"), MAX_COUNTER)
+        if seq is not None and (rank not in stuck or seq < stuck[rank][0]):
+            stuck[rank] = (seq, _collective(e) or "")
+        done = bounded(e.captures.get("completed"), MAX_COUNTER)
+        if done is not None:
+            completed[rank] = max(done, completed.get(rank, -1))
+    if len(groups) > 1:  # sequence numbers count per process group
+        return None
+    for behind, (seq, op) in sorted(stuck.items(), key=lambda item: item[1][0]):
+        ahead = sorted(r for r, done in completed.items() if r != behind and done >= seq)
+        if ahead:
+            what = f"{op} " if op else ""
+            done = ", ".join(str(completed[r]) for r in ahead)
+            return (f"rank(s) {rank_ranges(ahead)} completed work up to number {done} ('last completed NCCL work'), while "
+                    f"rank {behind} is still stuck in its {what}number {seq}: a collective cannot complete on one rank "
+                    "while another is still in it, so the calls numbered alike were different collectives and the "
+                    "ranks issued different sequences of them",
+                    f"the ranks' collectives are out of step: rank(s) {rank_ranges(ahead)} completed number {seq}, "
+                    f"which rank {behind} is still in")
     return None
 
 
