@@ -29,7 +29,8 @@ def test_what_the_failed_run_printed_and_the_good_one_never_did(engine):
     c = report.comparison
     assert c.baseline == (str(EXAMPLES / "torchrun-ok"),)
     assert c.phase == "the failed run reached step 2; the good run reached step 4"
-    assert c.new_lines[0].startswith("ValueError: corrupt shard: /data/shard-00001.bin has 0 bytes ×3 (")
+    # console.log twice (behind its rank prefix, and indented in torchrun's summary), stderr.log, error.json
+    assert c.new_lines[0].startswith("ValueError: corrupt shard: /data/shard-00001.bin has 0 bytes ×4 (")
 
 
 def test_a_run_compared_with_itself_has_nothing_new(engine):
