@@ -41,14 +41,22 @@ def _anchorable(literal: str) -> str:
 
 def choose_anchors(literals: Iterable[str]) -> frozenset[str]:
     """A set of characters that every literal holds at a position with a long enough suffix after it, chosen
-    greedily for the least marker traffic per literal covered."""
-    usable = {lit: set(_anchorable(lit)) for lit in literals}
+    greedily for the least marker traffic per literal covered, then pruned: an anchor whose literals the others
+    cover goes, the most frequent first. Every anchor turns that character into the marker in every word, so one
+    too many (a common letter the greedy took early, before the short literals forced others) made most lines of a
+    log look like a hit."""
+    anchorable = {lit: set(_anchorable(lit)) for lit in literals}
+    usable = dict(anchorable)
     anchors: set[str] = set()
     while usable:
         covers = Counter(c for chars in usable.values() for c in chars)
         best = min(sorted(covers), key=lambda c: _rarity_cost(c) / covers[c])
         anchors.add(best)
         usable = {lit: chars for lit, chars in usable.items() if best not in chars}
+    for char in sorted(anchors, key=_rarity_cost, reverse=True):
+        rest = anchors - {char}
+        if all(chars & rest for chars in anchorable.values()):
+            anchors = rest
     return frozenset(anchors)
 
 
