@@ -505,3 +505,17 @@ INIT_START = [f"h14-01:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm {comm} ra
 def test_two_ranks_of_one_communicator_on_one_gpu_are_a_duplicate_gpu(engine, lines, verdict):
     diagnoses = engine.analyze_text("\n".join(lines)).diagnoses
     assert (diagnoses[0].id if diagnoses else None) == verdict
+
+
+def test_in_a_world_of_one_the_failure_is_rank_0s(engine):
+    # EasonXiao-888/MambaTree#14: the script announces a world of one, so the only process is rank 0.
+    lines = ["RANK and WORLD_SIZE in environ: 0/1",
+             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error, "
+             "NCCL version 2.14.3",
+             "ncclInternalError: Internal check failed.",
+             "Last error:",
+             "Bootstrap : no socket interface found"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("wrong-socket-ifname", 0)
+    # Without the announcement nothing says which rank this process was.
+    assert engine.analyze_text("\n".join(lines[1:])).diagnoses[0].initiator.rank is None

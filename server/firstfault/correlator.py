@@ -193,6 +193,10 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     events = resolve_ranks(list(attempt.events))
     notes: list[str] = []
     ranks, world = known_ranks(events, file_sources)
+    if world == 1 and not ranks:
+        # A world of one: whatever the lines say, they come from rank 0.
+        events = [attrs.evolve(e, source=attrs.evolve(e.source, rank=0)) for e in events]
+        ranks = {0}
     if world:
         missing_files = sorted(set(range(world)) - {s.rank for s in file_sources if s.rank is not None})
         if len(file_sources) > 1 and any(s.rank is not None for s in file_sources) and missing_files:
