@@ -162,11 +162,11 @@ def completed_past_stuck(h: Hypothesis) -> tuple[str, str] | None:
         ahead = sorted(r for r, done in completed.items() if r != behind and done >= seq)
         if ahead:
             what = f"{op} " if op else ""
-            done = ", ".join(str(completed[r]) for r in ahead)
-            return (f"rank(s) {rank_ranges(ahead)} completed work up to number {done} ('last completed NCCL work'), while "
-                    f"rank {behind} is still stuck in its {what}number {seq}: a collective cannot complete on one rank "
-                    "while another is still in it, so the calls numbered alike were different collectives and the "
-                    "ranks issued different sequences of them",
+            reported = ", ".join(str(completed[r]) for r in ahead)
+            return (f"rank(s) {rank_ranges(ahead)} completed work up to number {reported} ('last completed NCCL "
+                    f"work'), while rank {behind} is still stuck in its {what}number {seq}: a collective cannot "
+                    "complete on one rank while another is still in it, so the calls numbered alike were different "
+                    "collectives and the ranks issued different sequences of them",
                     f"the ranks' collectives are out of step: rank(s) {rank_ranges(ahead)} completed number {seq}, "
                     f"which rank {behind} is still in")
     return None
