@@ -122,7 +122,7 @@ def test_a_warning_healthy_runs_also_print_is_a_failure_only_with_what_it_needs(
     assert engine.analyze_text("\n".join([*warnings, *retried, *healthy])).diagnoses == ()
     excerpt = engine.analyze_text("\n".join(warnings)).diagnoses[0]
     assert (excerpt.id, excerpt.possible) == ("dns-resolution-failure", True) and excerpt.confidence <= 0.35
-    assert "often harmless" in excerpt.evidence_for[0]
+    assert "not conclusive on its own" in excerpt.evidence_for[0]
     raised = next(line for line in lines if "DistNetworkError: The client socket has timed out" in line)
     verdict = engine.analyze_text("\n".join([*warnings, raised])).diagnoses[0]
     assert (verdict.id, verdict.possible) == ("dns-resolution-failure", False)

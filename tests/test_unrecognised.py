@@ -73,6 +73,22 @@ def test_a_lone_warn_that_ends_a_paste_is_a_possible_unrecognised_failure(engine
     assert (top.id, top.initiator.line, top.possible) == (UNRECOGNISED, 1, True)
 
 
+def test_nccl_error_trace_without_its_warn_is_a_possible_unrecognised_failure(engine):
+    # NVIDIA/nccl#1381, as pasted: NCCL_DEBUG=INFO on sockets, the log ends in the error trace and no WARN says why.
+    paste = [
+        "c39f5cf046aa:4533:4667 [0] NCCL INFO NET/Socket : Using [0]eth0:172.17.0.3<0>",
+        "c39f5cf046aa:4533:4667 [0] NCCL INFO Using network Socket",
+        "c39f5cf046aa:4533:4667 [0] NCCL INFO misc/socket.cc:568 -> 2",
+        "c39f5cf046aa:4534:4588 [1] NCCL INFO misc/socket.cc:568 -> 2",
+        "c39f5cf046aa:4533:4667 [0] NCCL INFO misc/socket.cc:619 -> 2",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.initiator.line, top.possible) == (UNRECOGNISED, 3, True)
+    # with the WARN there, the WARN is what the verdict shows, and the trace is not listed as unexplained
+    top = engine.analyze_text("\n".join(NCCL_SOCKET)).diagnoses[0]
+    assert top.initiator.line == 2 and not top.possible
+
+
 def test_a_recognised_failure_wins_and_the_rest_is_listed_as_unexplained(engine):
     # pytorch/pytorch#15592's gloo failure, then the socket WARN of another job's NCCL: two families.
     lines = ["terminate called after throwing an instance of 'gloo::IoException'",

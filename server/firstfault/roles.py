@@ -12,8 +12,9 @@ from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
-# Catch-all lines that say only that an exception is being printed (its last line is what explains it).
-HEADER_ONLY = ("traceback-header", "traceback-frame")
+# Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's
+# error trace, is what explains it).
+HEADER_ONLY = ("traceback-header", "traceback-frame", "nccl-error-return")
 # An input this short is a selection or a paste: what it holds is all the user showed.
 EXCERPT_LINES = 20
 # The input ends with the warning when fewer lines than this follow its last copy.
@@ -131,7 +132,8 @@ def _why_possible(events: list[Event], input_lines: dict[int, int]) -> str | Non
         return None
     if lines <= EXCERPT_LINES:
         repeated = f", {len(events)} times," if len(events) > 1 else ""
-        return (f"this line is often harmless on its own (healthy runs print it too); in this {lines}-line "
+        return (f"this line is not conclusive on its own (healthy runs print it too, or the line that says why "
+                f"is missing); in this {lines}-line "
                 f"excerpt it is the only failure evidence{repeated} and the excerpt ends with it")
     if len(events) >= REPEATS_AT_END:
         times = [e.time for e in events if e.time is not None and e.clock == "wall"]
