@@ -519,3 +519,20 @@ def test_in_a_world_of_one_the_failure_is_rank_0s(engine):
     assert (d.id, d.initiator.rank) == ("wrong-socket-ifname", 0)
     # Without the announcement nothing says which rank this process was.
     assert engine.analyze_text("\n".join(lines[1:])).diagnoses[0].initiator.rank is None
+
+
+def test_a_bus_error_with_nccl_frames_is_dev_shm_not_an_nccl_crash(engine):
+    # deepspeedai/DeepSpeed#2693 (8-way tensor parallel in a container), as pasted: UCX's backtrace through
+    # ncclGroupEnd, then its SIGBUS line. NCCL frames under a segmentation fault would be nccl-library-segfault's.
+    paste = [
+        " 2 0x000000000007587d ncclGroupEnd()  ???:0",
+        " 3 0x000000000006b246 ncclGroupEnd()  ???:0",
+        " 4 0x0000000000008609 start_thread()  ???:0",
+        "=================================",
+        "c664db21f8dd:90422:94332 [6] NCCL INFO Connected all trees",
+        "[c664db21f8dd:90422:0:95362] Caught signal 7 (Bus error: nonexistent physical address)",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line) == ("dev-shm-too-small", 6)
+    d = engine.analyze_text("\n".join(paste[:4])).diagnoses[0]
+    assert d.id == "nccl-library-segfault"
