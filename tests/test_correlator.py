@@ -536,3 +536,15 @@ def test_a_bus_error_with_nccl_frames_is_dev_shm_not_an_nccl_crash(engine):
     assert (d.id, d.initiator.line) == ("dev-shm-too-small", 6)
     d = engine.analyze_text("\n".join(paste[:4])).diagnoses[0]
     assert d.id == "nccl-library-segfault"
+
+
+def test_invalid_usage_without_nccls_reason_offers_two_ranks_on_one_gpu_next(engine):
+    # facebookresearch/fairseq#3704, the whole paste: 'invalid usage' when torch.distributed.run creates the
+    # communicator, and no NCCL_DEBUG output to say why.
+    line = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, NCCL version 2.7.8"
+    first, second = engine.analyze_text(line).diagnoses[:2]
+    assert (first.id, second.id) == ("nccl-error-without-detail", "duplicate-gpu")
+    assert second.confidence < first.confidence and "Duplicate GPU detected" in second.evidence_against[0]
+    # another result code suggests nothing
+    other = line.replace("invalid usage", "unhandled system error")
+    assert [d.id for d in engine.analyze_text(other).diagnoses] == ["nccl-error-without-detail"]

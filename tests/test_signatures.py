@@ -273,3 +273,18 @@ def test_once_per_must_name_groups_of_the_regex(tmp_path, once_per):
         "'once_per' of pattern 'p' names group 'claimed_rank', which its regex does not have"]
     write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', 'role = "cause"\nonce_per = "iface"', 1))
     assert load_library([tmp_path], include_builtin=False).errors == []
+
+
+@pytest.mark.parametrize("suggests, message", [
+    ('reference = "my-ref"\ncapture = "nope"\nvalues = ["eth0"]\nwhy = "w"',
+     "suggests: capture 'nope' is no named group of this file's regexes"),
+    ('reference = "no-such-ref"\ncapture = "iface"\nvalues = ["eth0"]\nwhy = "w"',
+     "suggests 'no-such-ref', which is not a known reference"),
+])
+def test_a_suggestion_names_a_group_of_its_regexes_and_a_known_reference(tmp_path, suggests, message):
+    text = GOOD + "\n[[suggests]]\n" + suggests + "\n"
+    write(tmp_path, "my-ref.toml", text)
+    library = load_library([tmp_path], include_builtin=False)
+    assert [e.message.split(";")[0] for e in library.errors] == [message]
+    table = text.splitlines().index("[[suggests]]") + 1
+    assert library.errors[0].line in (table, table + 1)

@@ -224,6 +224,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns, world is not None)]
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
+    diagnoses += _suggested(top, diagnoses, references)
     diagnoses.sort(key=lambda d: -d.confidence)
     top_diagnosis = diagnoses[0]
     diagnoses[0] = attrs.evolve(top_diagnosis, unexplained=unexplained_lines(events, references.get(UNRECOGNISED)),
@@ -471,6 +472,34 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
                      if c.fits({e.pattern.id for e in h.events})),
         events=tuple(h.events),
     )
+
+
+def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str, Reference]) -> list[Diagnosis]:
+    """What usually explains the verdict's evidence when the log does not say (the reference's `suggests`): a
+    hypothesis below the verdict, at the verdict's place, with the line that would settle it."""
+    verdict, shown = diagnoses[0], {d.reference.id for d in diagnoses}
+    out = []
+    for suggestion in top.reference.suggests:
+        reference = references.get(suggestion.reference)
+        evidence = next((e for e in top.failures() if suggestion.fits(e.captures)), None)
+        if reference is None or evidence is None or reference.id in shown:
+            continue
+        shown.add(reference.id)
+        out.append(Diagnosis(
+            reference=reference,
+            confidence=_clamp(max(0.05, verdict.confidence - 0.2)),
+            initiator=Location.of(evidence),
+            collateral=(),
+            collateral_total=0,
+            evidence_for=(f"line {evidence.line}{evidence.source.on()}: {suggestion.why}",),
+            evidence_against=(f"the usual reason, but the log does not show the line that would settle it: "
+                              f"{suggestion.why}",),
+            verify=tuple(fill(c, evidence.captures, own_inputs(evidence.path)) for c in reference.verify
+                         if not c.when),
+            events=(evidence,),
+            possible=True,
+        ))
+    return out
 
 
 def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:

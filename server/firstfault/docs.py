@@ -65,6 +65,11 @@ def reference_page(ref: Reference, library: Library) -> str:
         lines += ["", "## Verify", ""]
         for c in filled:
             lines += [f"- {c.title}:", "", "  ```sh", f"  {c.command}", "  ```"]
+    if ref.suggests:
+        lines += ["", "## What else usually explains it", "",
+                  *_items([f"{s.capture} {' / '.join(repr(v) for v in s.values)}: "
+                           f"[{library.references[s.reference].title}]({s.reference}.md) — {s.why}"
+                           if s.reference in library.references else s.reference for s in ref.suggests])]
     if ref.related:
         lines += ["", "## Related", "", *_items([f"[{library.references[r].title}]({r}.md)" if r in library.references
                                                 else r for r in ref.related])]

@@ -26,6 +26,7 @@ from firstfault.model import (
     Pattern,
     Reference,
     SampleTest,
+    Suggestion,
     shell_script,
 )
 
@@ -113,6 +114,11 @@ def _cross_check(library: Library, switched_off: list[Reference]) -> list[LoadEr
             if rid not in known_refs:
                 errors.append(LoadError(ref.source, _source_line(ref, "related"),
                                         f"related id '{rid}' is not a known reference; "
+                                        "write the id of an existing file in signatures/"))
+        for suggestion in ref.suggests:
+            if suggestion.reference not in known_refs:
+                errors.append(LoadError(ref.source, _source_line(ref, "reference"),
+                                        f"suggests '{suggestion.reference}', which is not a known reference; "
                                         "write the id of an existing file in signatures/"))
         for pid in ref.against:
             if pid not in known_patterns:
@@ -292,6 +298,7 @@ def _load_reference(path: Path, untrusted: bool, cache: ParsedCache | None) -> t
         tags=check.strings(data, "tags"),
         requires=requires,
         against=check.strings(data, "against"),
+        suggests=_suggests(check, data, patterns),
         samples=tuple(samples),
         source=path,
     )
@@ -438,6 +445,22 @@ def _check_examples(check: _Checker, at: int, pid: str, literals: tuple[str, ...
         if regex.search(example):
             check.fail(_line_of(check.text, "near_miss", at), f"regex of '{pid}' matches its near miss "
                        f"{example[:80]!r}; tighten the regex")
+
+
+def _suggests(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) -> tuple[Suggestion, ...]:
+    # As for verify commands, the capture was checked against the groups when these bytes first loaded.
+    groups = None if check.checked else {name for p in patterns for name in p.regex.groupindex}
+    out = []
+    for index, entry in enumerate(check.tables(data, "suggests")):
+        line = _table_line(check.text, "suggests", index)
+        reference, capture, why = (check.string(entry, k, line_from=line) for k in ("reference", "capture", "why"))
+        values = check.strings(entry, "values", line_from=line)
+        if capture and groups is not None and capture not in groups:
+            check.fail(line, f"suggests: capture '{capture}' is no named group of this file's regexes; write one "
+                             f"of: {', '.join(sorted(groups))}")
+        elif reference and capture and values and why:
+            out.append(Suggestion(reference, capture, tuple(v.lower() for v in values), why))
+    return tuple(out)
 
 
 def _fix_for(check: _Checker, data: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:

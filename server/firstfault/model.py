@@ -90,6 +90,17 @@ class SampleTest:
 
 
 @attrs.frozen
+class Suggestion:
+    reference: str
+    capture: str
+    values: tuple[str, ...]  # compared lower-cased
+    why: str
+
+    def fits(self, captures: dict[str, str]) -> bool:
+        return captures.get(self.capture, "").lower() in self.values
+
+
+@attrs.frozen
 class Reference:
     """One failure entry: what it is, how it shows, how to confirm, fix and verify it."""
 
@@ -117,6 +128,10 @@ class Reference:
     requires: tuple[str, ...] = ()
     # Pattern ids (any reference) whose presence counts against this reference.
     against: tuple[str, ...] = ()
+    # Other references that usually explain this one when a capture of its evidence has one of some values (NCCL's
+    # 'invalid usage' at communicator creation: two ranks on one GPU): offered beside the verdict as what else could
+    # explain it, never instead of it.
+    suggests: tuple[Suggestion, ...] = ()
     samples: tuple[SampleTest, ...] = ()
     source: Path | None = None
 
