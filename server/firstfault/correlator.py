@@ -491,11 +491,11 @@ def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str
             initiator=Location.of(evidence),
             collateral=(),
             collateral_total=0,
-            evidence_for=(f"line {evidence.line}{evidence.source.on()}: {suggestion.why}",),
+            evidence_for=(f"line {evidence.line}{evidence.source.on()}: {clip(evidence.text, 160)}",),
             evidence_against=(f"the usual reason, but the log does not show the line that would settle it: "
                               f"{suggestion.why}",),
-            verify=tuple(fill(c, evidence.captures, own_inputs(evidence.path)) for c in reference.verify
-                         if not c.when),
+            verify=tuple(c for c in (fill(c, evidence.captures, own_inputs(evidence.path)) for c in reference.verify
+                                     if not c.when) if c.complete),
             events=(evidence,),
             possible=True,
         ))
