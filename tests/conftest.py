@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -6,6 +8,7 @@ import pytest
 
 # The parsed-library cache (libcache.py) of a test run stays out of the user's ~/.cache; subprocesses inherit it.
 os.environ["FIRSTFAULT_CACHE_DIR"] = tempfile.mkdtemp(prefix="firstfault-test-cache-")
+atexit.register(shutil.rmtree, os.environ["FIRSTFAULT_CACHE_DIR"], ignore_errors=True)
 
 from firstfault.engine import Engine
 

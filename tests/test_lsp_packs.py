@@ -4,6 +4,8 @@ working, and the user is told once, naming the file."""
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +20,7 @@ from firstfault.loader import builtin_dir
 
 EXAMPLE = EXAMPLES / "oom-cascade" / "train.log"
 PACKS = Path(tempfile.mkdtemp(prefix="firstfault-packs-"))
+atexit.register(shutil.rmtree, PACKS, ignore_errors=True)
 
 
 def _packs() -> tuple[Path, Path]:
