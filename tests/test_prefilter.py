@@ -110,3 +110,10 @@ def test_no_anchor_is_kept_whose_literals_the_other_anchors_cover():
     for anchor in anchors:
         rest = anchors - {anchor}
         assert not all(set(_anchorable(lit)) & rest for lit in literals), anchor
+
+
+def test_an_anchor_that_rarer_letters_can_replace_is_swapped_out():
+    # The greedy pass takes "p" first (it covers two literals), then "r" for "error('"; "r" also covers "process name:",
+    # so "p" is left holding only "deepep timeout for", whose rarer "m" does the same for less marker traffic.
+    literals = ["error('", "process name:", "deepep timeout for"]
+    assert choose_anchors(literals) == {"m", "r"}

@@ -40,24 +40,47 @@ def _anchorable(literal: str) -> str:
 
 
 def choose_anchors(literals: Iterable[str]) -> frozenset[str]:
-    """A set of characters that every literal holds at a position with a long enough suffix after it, chosen
-    greedily for the least marker traffic per literal covered, then pruned: an anchor whose literals the others
-    cover goes, the most frequent first. Every anchor turns that character into the marker in every word, so one
-    too many (a common letter the greedy took early, before the short literals forced others) made most lines of a
-    log look like a hit."""
+    """A set of characters that every literal holds at a position with a long enough suffix after it: chosen
+    greedily for the least marker traffic per literal covered, pruned (an anchor whose literals the others cover
+    goes, the most frequent first), then improved (an anchor whose remaining literals rarer characters can cover for
+    less is swapped for them). Every anchor turns that character into the marker in every word, so one too many (a
+    common letter the greedy took early, before the short literals forced others) made most lines of a log look
+    like a hit."""
     anchorable = {lit: set(_anchorable(lit)) for lit in literals}
-    usable = dict(anchorable)
-    anchors: set[str] = set()
-    while usable:
-        covers = Counter(c for chars in usable.values() for c in chars)
+    anchors = _without_redundant(_greedy_cover(list(anchorable.values())) or set(), anchorable)
+    improved = True
+    while improved:
+        improved = False
+        for char in sorted(anchors, key=_rarity_cost, reverse=True):
+            rest = anchors - {char}
+            replacement = _greedy_cover([chars - {char} for chars in anchorable.values() if not chars & rest])
+            if replacement is not None and sum(map(_rarity_cost, replacement)) < _rarity_cost(char):
+                anchors = _without_redundant(rest | replacement, anchorable)
+                improved = True  # each swap lowers the total cost, so this ends
+                break
+    return frozenset(anchors)
+
+
+def _greedy_cover(needs: list[set[str]]) -> set[str] | None:
+    """Characters that hit every set, the cheapest per set covered first; None when a set has none."""
+    chosen: set[str] = set()
+    while needs:
+        if not all(needs):
+            return None
+        covers = Counter(c for chars in needs for c in chars)
         best = min(sorted(covers), key=lambda c: _rarity_cost(c) / covers[c])
-        anchors.add(best)
-        usable = {lit: chars for lit, chars in usable.items() if best not in chars}
+        chosen.add(best)
+        needs = [chars for chars in needs if best not in chars]
+    return chosen
+
+
+def _without_redundant(anchors: set[str], anchorable: dict[str, set[str]]) -> set[str]:
+    """An anchor whose literals the others cover goes, the most frequent first."""
     for char in sorted(anchors, key=_rarity_cost, reverse=True):
         rest = anchors - {char}
         if all(chars & rest for chars in anchorable.values()):
             anchors = rest
-    return frozenset(anchors)
+    return anchors
 
 
 def _table(anchors: frozenset[str]) -> dict[int, str]:
