@@ -36,8 +36,10 @@ def _scan_state(report):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(base=st.lists(st.sampled_from(LINES), min_size=1, max_size=300),
-       cut=st.integers(0, 300), tail=st.lists(st.sampled_from(LINES), max_size=120), partial=st.booleans())
-def test_a_rescan_from_a_checkpoint_is_the_whole_scan(engine, monkeypatch, base, cut, tail, partial):
+       cut=st.integers(0, 300), tail=st.lists(st.sampled_from(LINES), max_size=120), partial=st.booleans(),
+       split=st.integers(0, 10**6))
+def test_a_rescan_from_a_checkpoint_is_the_whole_scan(engine, monkeypatch, base, cut, tail, partial, split):
+    """The new text also given in two parts (an editor buffer and what was appended to it), cut anywhere."""
     monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", 2048)  # the same for every example: nothing to reset
     old = "".join(base)
     if partial:  # the last line was still being written
@@ -47,9 +49,12 @@ def test_a_rescan_from_a_checkpoint_is_the_whole_scan(engine, monkeypatch, base,
     first_changed = cut + 1 if not partial or cut < len(base) else len(base)
     before = engine.analyze([text_input(old, "live.log")])
     again = engine.analyze([text_input(new, "live.log", earlier=(before.scans[0], first_changed))])
+    split = split % (len(new) + 1)
+    in_parts = engine.analyze([text_input((new[:split], new[split:]), "live.log",
+                                          earlier=(before.scans[0], first_changed))])
     whole = engine.analyze([text_input(new, "live.log")])
-    assert _scan_state(again) == _scan_state(whole)
-    assert again.to_json() == whole.to_json()
+    assert _scan_state(again) == _scan_state(whole) == _scan_state(in_parts)
+    assert again.to_json() == whole.to_json() == in_parts.to_json()
 
 
 def test_an_append_rescans_only_the_last_chunk(engine, monkeypatch):

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firstfault.reader import InputError, ascii_lower, iter_chunks, open_input, original_column, strip_escapes
+from firstfault.reader import (InputError, ascii_lower, iter_chunks, iter_text_chunks, open_input, original_column,
+                               strip_escapes)
 
 
 def lines_of(data: bytes, chunk_bytes: int = 1 << 20) -> list[str]:
@@ -92,3 +93,13 @@ def test_a_column_maps_back_as_the_full_column_map_says(pieces):
     original = "".join(pieces)
     clean, columns = strip_escapes(original)
     assert [original_column(original, i) for i in range(len(clean) + 1)] == columns
+
+
+@pytest.mark.parametrize("parts", [("ab\nc", "d\n", "ef\n"), ("é\nab", "c\n", "\u0130x\n"), ("", "a\n")])
+def test_text_in_parts_reads_as_the_joined_text_from_any_offset(parts):
+    """An editor buffer and its appends, read unjoined: the chunks of the joined text, from every UTF-8 offset."""
+    joined = "".join(parts)
+    size = len(joined.encode("utf-8"))
+    for offset in range(size + 1):
+        expected = [(c.offset, c.first_line, c.text, c.original) for c in iter_text_chunks(joined, offset, 3)]
+        assert [(c.offset, c.first_line, c.text, c.original) for c in iter_text_chunks(parts, offset, 3)] == expected

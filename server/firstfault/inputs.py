@@ -3,9 +3,10 @@ in the paths given or in the folders they name. Every input becomes text the mat
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import attrs
 
@@ -160,11 +161,15 @@ def path_input(path: str | Path) -> TextInput:
                      file_path=None if stream else str(path), pieces=None if stream else _file_pieces(str(path), size))
 
 
-def text_input(text: str, name: str, earlier: tuple[Any, int] | None = None) -> TextInput:
-    """`earlier`: (the ScanResult of an earlier version of this text, the first line that changed since)."""
-    return TextInput(name, lambda: iter_text_chunks(text), len(text),
-                     chunks_from=lambda offset, line: iter_text_chunks(text, offset, line), earlier=earlier,
-                     pieces=lambda: _text_pieces(text))
+def text_input(text: str | Sequence[str], name: str, earlier: tuple[Any, int] | None = None) -> TextInput:
+    """`text`: the text, or its parts in order (an editor buffer and what was appended to it since it was joined):
+    a rescan from a checkpoint copies only the parts it reads, a whole read joins them. `earlier`: (the ScanResult
+    of an earlier version of this text, the first line that changed since)."""
+    parts = (text,) if isinstance(text, str) else tuple(text)
+    whole = functools.cache(lambda: parts[0] if len(parts) == 1 else "".join(parts))
+    return TextInput(name, lambda: iter_text_chunks(whole()), sum(map(len, parts)),
+                     chunks_from=lambda offset, line: iter_text_chunks(parts, offset, line), earlier=earlier,
+                     pieces=lambda: _text_pieces(whole()))
 
 
 def _file_pieces(path: str, size: int) -> Callable[[], Pieces | None]:

@@ -16,7 +16,7 @@ import stat
 import sys
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 import attrs
 
@@ -323,13 +323,19 @@ def range_chunks(path: str | Path, start: int, end: int, first_line: int = 1) ->
         yield from iter_chunks(stream, None, start, first_line)
 
 
-def iter_text_chunks(text: str, offset: int = 0, first_line: int = 1) -> Iterator[Chunk]:
+def iter_text_chunks(text: str | Sequence[str], offset: int = 0, first_line: int = 1) -> Iterator[Chunk]:
     """Chunks for in-memory text (an editor buffer, a selection, terminal output), from `offset` bytes of its
-    UTF-8 form on."""
-    if offset and text.isascii():  # bytes and characters line up: encode only the part read
-        data = text[offset:].encode("ascii")
+    UTF-8 form on. `text` may come in parts (a buffer and what was appended to it): only those read are copied."""
+    parts = (text,) if isinstance(text, str) else tuple(text)
+    if offset and all(p.isascii() for p in parts):  # bytes and characters line up: encode only the part read
+        data, at = [], 0
+        for part in parts:
+            if at + len(part) > offset:
+                data.append(part[max(0, offset - at):].encode("ascii"))
+            at += len(part)
+        data = b"".join(data)
     else:
-        data = text_bytes(text)[offset:]
+        data = text_bytes("".join(parts))[offset:]
     yield from iter_chunks(io.BytesIO(data), TEXT_CHUNK_BYTES, offset, first_line)
 
 

@@ -36,6 +36,10 @@ def line_starts(source: str, base: int = 0) -> array:
     return starts
 
 
+def count_breaks(text: str) -> int:
+    return text.count("\n") if "\r" not in text else sum(1 for _ in _BREAK.finditer(text))
+
+
 class LogDocument(TextDocument):
     """Line starts are indexed once, then kept up to date by each edit: an edit costs the text it touches and one
     copy of the source, not a split of the whole document (a 10 MB log split per keystroke took 100 ms)."""
@@ -45,6 +49,9 @@ class LogDocument(TextDocument):
     # buffer is copied once when something reads it (an analysis, a hover past the joined part), not once per edit.
     _tail: list[str] | None = None
     _tail_length = 0
+    # Line breaks in the source while the line index is not built: the first append after opening a log does not
+    # build it (0.14 s on 50 MB) but counts the breaks (0.02 s); a hover or an edit before the end builds it.
+    _breaks: int | None = None
     # (the version an edit was made on, the first line it touched, 1-based): what changed since an analysis
     _edits: list | None = None
     _edits_known_from: int | None = None  # older edits were let go: nothing is known before this version
@@ -58,6 +65,11 @@ class LogDocument(TextDocument):
             self._tail, self._tail_length = None, 0
         return joined
 
+    def parts(self) -> tuple[str, ...]:
+        """The source as the text joined so far and what was appended since, unjoined: a rescan that reads only the
+        end does not copy the whole buffer (50 ms on 50 MB)."""
+        return (super().source, *(self._tail or ()))
+
     @property
     def lines(self) -> Sequence[str]:
         return editor_lines(self.source)
@@ -67,6 +79,14 @@ class LogDocument(TextDocument):
         if self._starts is None:
             self._starts = array("q", [0]) + line_starts(self.source)
         return self._starts
+
+    def line_count(self) -> int:
+        """len(starts()), without building the index for it."""
+        if self._starts is not None:
+            return len(self._starts)
+        if self._breaks is None:
+            self._breaks = count_breaks(self.source)
+        return self._breaks + 1
 
     def line_text(self, line: int) -> str | None:
         starts = self.starts()
@@ -83,7 +103,7 @@ class LogDocument(TextDocument):
         if self._edits_known_from is not None and since < self._edits_known_from:
             return None
         touched = [line for version, line in edits if version is not None and version >= since]
-        return min(touched) if touched else len(self.starts()) + 1
+        return min(touched) if touched else self.line_count() + 1
 
     def _record(self, line: int) -> None:
         if self._edits is None:
@@ -99,7 +119,10 @@ class LogDocument(TextDocument):
         """The edit applied by offsets: one slice of the source, and the line index mended around it."""
         self._record(change.range.start.line + 1)
         if self._appends_at_end(change):
-            self._starts.extend(line_starts(change.text, len(super().source) + self._tail_length))
+            if self._starts is not None:
+                self._starts.extend(line_starts(change.text, len(super().source) + self._tail_length))
+            else:
+                self._breaks = self.line_count() - 1 + change.text.count("\n")
             self._tail = self._tail or []
             self._tail.append(change.text)
             self._tail_length += len(change.text)
@@ -133,16 +156,15 @@ class LogDocument(TextDocument):
     def _appends_at_end(self, change: types.TextDocumentContentChangePartial) -> bool:
         """Text inserted after the final line break (a \r in it could join a \r\n across the seam: not here)."""
         start, end = change.range.start, change.range.end
-        if self._starts is None or not change.text or "\r" in change.text or (start.line, start.character) != (
-                end.line, end.character):
+        if not change.text or "\r" in change.text or (start.line, start.character) != (end.line, end.character):
             return False
         last = self._tail[-1] if self._tail else super().source
-        return last.endswith("\n") and start.line >= len(self._starts) - 1
+        return last.endswith("\n") and start.line >= self.line_count() - 1
 
     def _apply_full_change(self, change: types.TextDocumentContentChangeWholeDocument) -> None:
         self._record(1)
         self._tail, self._tail_length = None, 0
-        self._starts = None
+        self._starts, self._breaks = None, None
         super()._apply_full_change(change)
 
 

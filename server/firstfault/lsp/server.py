@@ -264,7 +264,8 @@ class FirstfaultServer(LanguageServer):
             doc = self.document(uri)
             name = to_fs_path(uri) or uri
             if doc is not None:
-                inputs.append(text_input(doc.source, name, self._earlier_scan(uri, doc)))
+                earlier = self._earlier_scan(uri, doc)  # a rescan of the end reads the appended parts unjoined
+                inputs.append(text_input(doc.parts() if earlier else doc.source, name, earlier))
                 versions[uri] = doc.version
             else:
                 inputs.append(path_input(name))
