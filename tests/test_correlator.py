@@ -48,6 +48,29 @@ def test_restart_attempts_are_split_and_the_last_one_is_diagnosed(engine):
     assert len(report.attempts) == 2 and "2 attempts found" in report.notes[0]
 
 
+def test_a_launch_that_failed_on_another_host_is_not_an_attempt_that_ended(engine):
+    """colossalai run could not log in to the second host, then started torchrun on its own: that banner is the
+    other host starting, not a restart: the traceback that follows is in the same attempt. Real lines:
+    https://github.com/hpcaitech/ColossalAI/issues/2959 (cut where the poster cut it)."""
+    lines = [
+        'Error: failed to run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=1 --rdzv_backend=c10d --rdzv_endpoint=VM-48-4-centos:23456 --rdzv_id=colossalai-default-job train_multi_node.py on VM-48-13-centos, is localhost: False, exception: No authentication methods available',
+        'WARNING:torch.distributed.run:',
+        '*****************************************',
+        'Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.',
+        '*****************************************',
+        "[19213] Initializing process group with: {'MASTER_ADDR': 'VM-48-13-centos', 'MASTER_PORT': '60734', 'WORLD_SIZE': '4', 'LOCAL_WORLD_SIZE': '2'}",
+        "[19214] Initializing process group with: {'MASTER_ADDR': 'VM-48-13-centos', 'MASTER_PORT': '60734', 'WORLD_SIZE': '4', 'LOCAL_WORLD_SIZE': '2'}",
+        '[19214] (rank = 3, local_rank = 1) training...',
+        '[19213] (rank = 2, local_rank = 0) training...',
+        'Traceback (most recent call last):',
+        '  File "train_multi_node.py", line 53, in <module>',
+        '    run()',
+    ]
+    report = engine.analyze_text("\n".join(lines))
+    assert report.diagnoses[0].id == "deepspeed-ssh-unreachable"
+    assert len(report.attempts) == 1
+
+
 def test_torchrun_root_cause_is_weak_evidence_and_disagreement_is_said(engine):
     _, d = top(engine, REALRUN / "rank-hangs.log")
     remark = [e for e in d.evidence_for if "Root Cause" in e]

@@ -20,7 +20,7 @@ from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
 from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
-from firstfault.roles import FAILURE_ROLES, weigh, without_catch_all
+from firstfault.roles import FAILURE_ROLES, REMOTE_LAUNCH_FAILURES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
     completed_past_stuck,
@@ -109,7 +109,7 @@ def _starts_new_attempt(at_marker: bool, before: list[Event], after: list[Event]
     """After a launcher banner, or after the agent reported a dead worker: worker failures from a rank
     that already ran (its process was restarted), or from lines that name no rank at all."""
     if at_marker:
-        return any(e.role in FAILURE_ROLES for e in before)
+        return any(e.role in FAILURE_ROLES and e.reference_id not in REMOTE_LAUNCH_FAILURES for e in before)
     workers = [e for e in before if e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED]
     if not any(e.role in FAILURE_ROLES for e in workers):
         return False
