@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import subprocess
 import sys
@@ -67,9 +68,8 @@ async def run(size_mb: float, ranks: int) -> None:
     start_to_first = time.perf_counter() - started
 
     text = big.read_text()
-    t0 = time.perf_counter()
-    diagnostics = await _open(client, big, text)
-    open_big = time.perf_counter() - t0
+    encode_big, served_big, diagnostics = await _open_timed(client, big, text)
+    open_big = encode_big + served_big
 
     uri = big.as_uri()
     lines = [d.range.start for d in diagnostics][:200] or [types.Position(0, 0)]
@@ -97,6 +97,8 @@ async def run(size_mb: float, ranks: int) -> None:
     burst = await _burst(OUT, ranks)
     print(f"server start to first diagnostics (example log)  {start_to_first * 1000:8.0f} ms   target <= 400 ms")
     print(f"didOpen {big.stat().st_size / 2**20:.0f} MiB log to diagnostics{'':13} {open_big * 1000:8.0f} ms   target <= 600 ms")
+    print(f"  of it, the client encoding the message{'':10} {encode_big * 1000:8.0f} ms   the server's share "
+          f"{served_big * 1000:.0f} ms")
     print(f"hover p50 / p95 on that log{'':22} {statistics.median(latencies):5.1f} / "
           f"{latencies[int(len(latencies) * 0.95)]:.1f} ms   target p95 <= 5 ms")
     print(f"re-diagnosis after appending 1 MiB{'':15} {append * 1000:8.0f} ms   target <= 100 ms")
@@ -152,6 +154,19 @@ async def _append(client: Client, uri: str, line: int, text: str) -> float:
                                                 text=text)]))
     await client.until_published(uri)
     return time.perf_counter() - t
+
+
+async def _open_timed(client: Client, path: Path, text: str) -> tuple[float, float, list]:
+    """didOpen, encoded here as pygls' client would (json.dumps), then written: the seconds spent encoding, the seconds
+    from writing the message to its diagnostics, and the diagnostics."""
+    t0 = time.perf_counter()
+    body = json.dumps({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_DID_OPEN, "params": {"textDocument": {
+        "uri": path.as_uri(), "languageId": "log", "version": 1, "text": text}}}).encode()
+    message = f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+    t1 = time.perf_counter()
+    client.protocol.writer.write(message)
+    diagnostics = await client.until_published(path.as_uri())
+    return t1 - t0, time.perf_counter() - t1, diagnostics
 
 
 async def _open(client: Client, path: Path, text: str | None = None) -> list:

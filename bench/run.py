@@ -5,7 +5,8 @@
 Generates each log under bench/out/ (git-ignored) once, then prints one line per input: firstfault's
 wall time (on every core, and with --jobs 1) and peak RSS (of its largest process) beside
 `rg -F -i -c -f <all literals>` on the same file. Besides the synthetic
-N-rank logs it measures three hostile inputs: one 200 MB line, 50 MB of random bytes and a job folder of
+N-rank logs it measures a hit-sparse log (the healthy corpus, tests/fixtures/clean, repeated to 100 MiB) and three
+hostile inputs: one 200 MB line, 50 MB of random bytes and a job folder of
 100,000 one-line rank logs in 12,500 host folders (firstfault reads the first 20,000 and says so).
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
+CLEAN = HERE.parent / "tests" / "fixtures" / "clean"
 HOSTILE = {
     "one-200MB-line.log": lambda f: (f.write(b"x" * 200_000_000),
                                      f.write(b" CUDA error: an illegal memory access was encountered\n")),
@@ -43,6 +45,13 @@ def main() -> int:
             subprocess.run([sys.executable, str(HERE / "generate.py"), str(log), "--size-mb", str(size),
                             "--ranks", str(args.ranks)], check=True)
         inputs.append(log)
+    sparse = OUT / "clean-corpus-100MiB.log"
+    if not sparse.exists():
+        corpus = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted(CLEAN.glob("*.log")))
+        with sparse.open("wb") as f:
+            for _ in range(-(-100 * 2**20 // len(corpus))):
+                f.write(corpus)
+    inputs.append(sparse)
     for name, write in HOSTILE.items():
         path = OUT / name
         if not path.exists():

@@ -1,13 +1,16 @@
 """The prefilter only decides which lines the full automaton reads: with it, every chunk must give exactly the hit
-lines and candidates that the full automaton gives over the whole chunk."""
+lines and candidates that the full automaton gives over the whole chunk. Both of its paths are checked: Hyperscan
+(where a wheel exists) and the anchored automaton."""
 
+import copy
 import io
 
 import ahocorasick
-
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import firstfault.prefilter as prefilter_module
 from conftest import CLEAN
 from firstfault.matcher import Matcher
 from firstfault.prefilter import WINDOW, Prefilter, _anchorable, choose_anchors
@@ -34,18 +37,30 @@ def assert_same_hits(matcher: Matcher, data: bytes, chunk_bytes: int = 1 << 20) 
     return hits
 
 
+@pytest.fixture(params=["hyperscan", "anchored"])
+def matcher(request, engine) -> Matcher:
+    """The engine's matcher with the prefilter of one path."""
+    hyperscan = request.param == "hyperscan"
+    if hyperscan and prefilter_module.hyperscan is None:
+        pytest.skip("no Hyperscan wheel for this platform")
+    chosen = copy.copy(engine.matcher)
+    chosen.prefilter = Prefilter(engine.matcher.prefilter.literals, engine.matcher.automaton, use_hyperscan=hyperscan)
+    assert (chosen.prefilter.database is not None) == hyperscan
+    return chosen
+
+
 def library_lines(engine) -> list[str]:
     return [line for p in engine.matcher.patterns for line in p.match]
 
 
-def test_every_library_example_is_found_as_the_full_automaton_finds_it(engine):
+def test_every_library_example_is_found_as_the_full_automaton_finds_it(engine, matcher):
     lines = library_lines(engine)
     assert len(lines) > 1000
     data = "\n".join(lines).encode()
-    assert assert_same_hits(engine.matcher, data) >= len(lines) * 0.9
+    assert assert_same_hits(matcher, data) >= len(lines) * 0.9
 
 
-def test_edge_inputs_give_the_same_hits(engine):
+def test_edge_inputs_give_the_same_hits(engine, matcher):
     lines = library_lines(engine)[::7]
     variants = [
         "\r\n".join(lines),  # CRLF
@@ -60,28 +75,31 @@ def test_edge_inputs_give_the_same_hits(engine):
         "x" * (3 * WINDOW) + " ".join(lines[:50]),  # one line longer than several windows
     ]
     for text in variants:
-        assert assert_same_hits(engine.matcher, text.encode()) > 0
+        assert assert_same_hits(matcher, text.encode()) > 0
     invalid = b"\xff\xfe".join(line.encode() for line in lines)
-    assert assert_same_hits(engine.matcher, invalid) > 0
+    assert assert_same_hits(matcher, invalid) > 0
     # A line longer than a chunk, cut near the chunk's boundary.
-    assert assert_same_hits(engine.matcher, ("y" * 5000 + lines[0] + "\n" + lines[1]).encode(), chunk_bytes=4096)
+    assert assert_same_hits(matcher, ("y" * 5000 + lines[0] + "\n" + lines[1]).encode(), chunk_bytes=4096)
+    # Literals repeated along one line far longer than LONG_LINE: the scan starts again after it.
+    assert assert_same_hits(matcher, ("NCCL WARN " * 20000 + "\n" + lines[2] + "\n").encode()) == 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(["NCCL WARN", "out of memory", "Timeout", "rank", "\n", "\r\n", " ", "x" * 50,
                                  "\u212a", "\u0130", "\x1b[0m", "RuntimeError:", "Error", "error:", "killed",
                                  "watchdog", "ChildFailedError", "exitcode", "\xff", "\xe9"]), max_size=60))
-def test_random_text_gives_the_same_hits(engine, parts):
-    assert_same_hits(engine.matcher, "".join(parts).encode("utf-8", "surrogatepass"), chunk_bytes=256)
+def test_random_text_gives_the_same_hits(matcher, parts):
+    assert_same_hits(matcher, "".join(parts).encode("utf-8", "surrogatepass"), chunk_bytes=256)
 
 
-def test_every_literal_is_flagged_in_its_own_line_whatever_its_case():
+@pytest.mark.parametrize("use_hyperscan", [True, False])
+def test_every_literal_is_flagged_in_its_own_line_whatever_its_case(use_hyperscan):
     literals = ["nccl warn", "cuda out of memory", "a", "killed", "ab", "segmentation fault"]
     full = ahocorasick.Automaton()
     for literal in literals:
         full.add_word(literal, literal)
     full.make_automaton()
-    prefilter = Prefilter(literals, full)
+    prefilter = Prefilter(literals, full, use_hyperscan=use_hyperscan)
     for literal in literals:
         for text in (literal, literal.upper(), f"pre {literal.upper()} post\nnext"):
             assert list(prefilter.line_starts(text)) == [0]
@@ -95,12 +113,12 @@ def test_anchors_cover_every_literal_and_avoid_common_characters():
     assert " " not in anchors and "e" not in anchors
 
 
-def test_on_healthy_logs_the_prefilter_passes_few_lines_to_the_full_automaton(engine):
+def test_on_healthy_logs_the_prefilter_passes_few_lines_to_the_full_automaton(matcher):
     # The prefilter's purpose: most lines of a healthy log hold no literal and never reach the full automaton. One
     # anchor too many (a common letter) once sent 70% of these lines through; the pruned anchors send 18%.
     text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted(CLEAN.glob("*.log")))
     text = "".join(c if c.isascii() else "?" for c in text)
-    flagged = len(list(engine.matcher.prefilter.line_starts(text)))
+    flagged = len(list(matcher.prefilter.line_starts(text)))
     assert flagged <= 0.3 * text.count("\n"), f"{flagged} of {text.count(chr(10))} lines flagged"
 
 

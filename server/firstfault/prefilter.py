@@ -4,14 +4,25 @@ root of an automaton of several hundred literals has one child per distinct firs
 few characters that are rare in logs ("anchors") to one marker character and holds, for each literal, its suffix
 from an anchor on: every word starts with the marker, its root has one child, and it runs near pyahocorasick's
 floor. A line it flags is then read by the full automaton exactly as before; a line holding a literal is always
-flagged, because the mapping is the same for a literal and for the text that contains it."""
+flagged, because the mapping is the same for a literal and for the text that contains it.
+
+Where a Hyperscan wheel exists (Linux and Windows on x86-64, macOS), Hyperscan scans ASCII windows for the literals
+themselves instead: on the 100 MiB synthetic log 0.05 s against 0.65 s for the anchored automaton, and it flags only
+lines that hold a literal. The anchored automaton remains the path where it does not (Linux on ARM)."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from functools import cached_property
 from typing import Iterable, Iterator
 
 import ahocorasick
+
+try:
+    import hyperscan
+except ImportError:  # no wheel for this platform: the anchored automaton does the job alone
+    hyperscan = None
 
 from firstfault.reader import ascii_lower
 
@@ -26,6 +37,9 @@ MIN_SUFFIX = 6
 WINDOW = 1 << 18
 # Past a flagged line longer than this the scan starts again after it (a restart copies the window once more).
 LONG_LINE = 1 << 12
+# The characters other than ASCII whose lower case (reader.ascii_lower) is ASCII: a window holding one is read by the
+# full automaton, lower-cased.
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")
 
 
 def _rarity_cost(char: str) -> float:
@@ -97,18 +111,34 @@ class Prefilter:
     lower-cased as the matcher lower-cases: str.translate has a fast path only for ASCII text (random bytes decoded
     to U+FFFD took 60 ns a character), and lower() has one for all text."""
 
-    def __init__(self, literals: Iterable[str], full: ahocorasick.Automaton):
+    def __init__(self, literals: Iterable[str], full: ahocorasick.Automaton, use_hyperscan: bool = True):
         self.full = full
-        literals = [lit for lit in set(literals) if lit]
-        self.anchors = choose_anchors(literals)
-        self.table = _table(self.anchors)
-        self.automaton = ahocorasick.Automaton()
-        for literal in literals:
+        self.literals = [lit for lit in set(literals) if lit]
+        self._empty = not self.literals
+        self.database = _database(self.literals) if use_hyperscan and not self._empty else None
+        # Then a window with other characters is searched in its UTF-8 bytes too: an ASCII literal cannot match inside
+        # a multi-byte sequence, whose bytes are all over 0x7F.
+        self._ascii_literals = all(lit.isascii() for lit in self.literals)
+        self._scratch = threading.local()  # Hyperscan's working memory, one per thread that scans
+
+    @cached_property
+    def anchors(self) -> frozenset[str]:
+        return choose_anchors(self.literals)
+
+    @cached_property
+    def table(self) -> dict[int, str]:
+        return _table(self.anchors)
+
+    @cached_property
+    def automaton(self) -> ahocorasick.Automaton:
+        """The anchored automaton: for each literal, its suffix from an anchor on, translated."""
+        automaton = ahocorasick.Automaton()
+        for literal in self.literals:
             start = next(i for i, c in enumerate(_anchorable(literal)) if c in self.anchors)
-            self.automaton.add_word(literal[start:].translate(self.table), None)
-        self._empty = not literals
-        if literals:
-            self.automaton.make_automaton()
+            automaton.add_word(literal[start:].translate(self.table), None)
+        if self.literals:
+            automaton.make_automaton()
+        return automaton
 
     def line_starts(self, text: str) -> Iterator[int]:
         """The offset of each line of `text` that may hold a literal, in order, each once."""
@@ -119,10 +149,56 @@ class Prefilter:
             end = text.find("\n", min(begin + WINDOW, len(text)))  # a window ends at a line's end: no literal spans
             end = len(text) if end < 0 else end + 1
             window = text[begin:end]
-            flagged = (self._flagged(self.automaton, window.translate(self.table)) if window.isascii()
-                       else self._flagged(self.full, ascii_lower(window)))
+            if window.isascii():
+                flagged = (self._flagged_bytes(window.encode("ascii")) if self.database is not None
+                           else self._flagged(self.automaton, window.translate(self.table)))
+            elif (self.database is not None and self._ascii_literals
+                  and not any(char in window for char in _LOWERS_TO_ASCII)):
+                flagged = self._flagged_utf8(window)
+            else:
+                flagged = self._flagged(self.full, ascii_lower(window))
             yield from (begin + start for start in flagged)
             begin = end
+
+    def _flagged_utf8(self, window: str) -> list[int]:
+        """Line starts (in characters) in a window with non-ASCII text, found in its UTF-8 bytes: a line start follows
+        a line break, so the bytes before it decode to the characters before it."""
+        data = window.encode("utf-8", "surrogatepass")
+        starts, chars, done = [], 0, 0
+        for start in self._flagged_bytes(data):
+            chars += len(data[done:start].decode("utf-8", "surrogatepass"))
+            done = start
+            starts.append(chars)
+        return starts
+
+    def _flagged_bytes(self, data: bytes) -> list[int]:
+        """Line starts in a window's bytes, from the ends of Hyperscan's matches (reported in order of their end). A hit
+        in a line already flagged is skipped; in a long one the scan stops and starts again after it, as in _flagged."""
+        scratch = getattr(self._scratch, "scratch", None)
+        if scratch is None:
+            scratch = self._scratch.scratch = hyperscan.Scratch(self.database)
+        starts: list[int] = []
+        line = (-1, -1)  # the last flagged line: its start and the offset of its line break
+        base = 0
+
+        def on_match(_id: int, _start: int, end: int, _flags: int, _context: object) -> bool | None:
+            nonlocal line
+            end += base
+            if line[0] <= end <= line[1]:
+                return line[1] - end > LONG_LINE or None  # True stops the scan, to start again after this line
+            found = data.find(b"\n", end)
+            line = (data.rfind(b"\n", 0, end) + 1, len(data) if found < 0 else found)
+            starts.append(line[0])
+            return None
+
+        view = memoryview(data)
+        while base < len(data):
+            try:
+                self.database.scan(view[base:], match_event_handler=on_match, scratch=scratch)
+                break
+            except hyperscan.ScanTerminated:
+                base = line[1] + 1
+        return sorted(set(starts))
 
     @staticmethod
     def _flagged(automaton: ahocorasick.Automaton, window: str) -> Iterator[int]:
@@ -143,3 +219,15 @@ class Prefilter:
                     break
             else:
                 return
+
+
+def _database(literals: list[str]) -> "hyperscan.Database | None":
+    """The ASCII literals compiled for Hyperscan, matched without regard to ASCII case (as the matcher lower-cases);
+    a literal with other characters cannot occur in an ASCII window. None without Hyperscan or ASCII literals."""
+    ascii_literals = sorted(lit.encode("ascii") for lit in literals if lit.isascii())
+    if hyperscan is None or not ascii_literals:
+        return None
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=ascii_literals, ids=list(range(len(ascii_literals))), elements=len(ascii_literals),
+                     flags=hyperscan.HS_FLAG_CASELESS, literal=True)
+    return database

@@ -345,7 +345,21 @@ def text_bytes(text: str) -> bytes:
 
 def text_range_chunks(data: bytes, start: int, end: int) -> Iterator[Chunk]:
     """range_chunks for the UTF-8 form of in-memory text (text_bytes), between offsets from text_grid_split."""
-    yield from iter_chunks(io.BytesIO(data[start:end]), TEXT_CHUNK_BYTES, start)
+    yield from iter_chunks(_BytesRange(data, start, end), TEXT_CHUNK_BYTES, start)
+
+
+class _BytesRange:
+    """data[start:end] read as a stream, a chunk at a time: slicing a piece of a 50 MB buffer first cost a copy of
+    it (and its page faults) before the first line was read."""
+
+    def __init__(self, data: bytes, start: int, end: int):
+        self.view, self.pos, self.end = memoryview(data), start, end
+
+    def read(self, size: int = -1) -> bytes:
+        stop = self.end if size < 0 else min(self.end, self.pos + size)
+        block = self.view[self.pos:stop].tobytes()
+        self.pos = max(self.pos, stop)
+        return block
 
 
 def looks_binary(spec: str | Path) -> bool:
