@@ -107,9 +107,10 @@ def _table(anchors: frozenset[str]) -> dict[int, str]:
 
 
 class Prefilter:
-    """`full`: the automaton of the literals themselves. A window that holds non-ASCII text is read by it directly,
-    lower-cased as the matcher lower-cases: str.translate has a fast path only for ASCII text (random bytes decoded
-    to U+FFFD took 60 ns a character), and lower() has one for all text."""
+    """`full`: the automaton of the literals themselves. Without Hyperscan (or with U+0130 / U+212A in it) a window
+    that holds non-ASCII text is read by it directly, lower-cased as the matcher lower-cases: str.translate has a fast
+    path only for ASCII text (random bytes decoded to U+FFFD took 60 ns a character), and lower() has one for all
+    text. `use_hyperscan`: False keeps to the anchored automaton (the tests run both paths)."""
 
     def __init__(self, literals: Iterable[str], full: ahocorasick.Automaton, use_hyperscan: bool = True):
         self.full = full
