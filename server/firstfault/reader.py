@@ -294,33 +294,29 @@ def _grid_cuts(read: Callable[[int, int], bytes], size: int, parts: int, chunk_b
     return offsets
 
 
-class _Range(io.RawIOBase):
-    """Bytes start..end of a file, read with pread (no shared file position)."""
+class _Span:
+    """Bytes start..end of an input, read as a stream through `read(offset, count)`: pread on a file (no shared
+    file position), a slice of an in-memory buffer (nothing copied before it is read)."""
 
-    def __init__(self, path: str | Path, start: int, end: int):
-        self.fd = os.open(path, os.O_RDONLY)
-        self.pos, self.end = start, end
-
-    def readable(self) -> bool:
-        return True
+    def __init__(self, read: Callable[[int, int], bytes], start: int, end: int):
+        self._read, self.pos, self.end = read, start, end
 
     def read(self, size: int = -1) -> bytes:
         want = self.end - self.pos if size < 0 else min(size, self.end - self.pos)
-        data = os.pread(self.fd, want, self.pos) if want > 0 else b""
+        data = self._read(self.pos, want) if want > 0 else b""
         self.pos += len(data)
         return data
-
-    def close(self) -> None:
-        if not self.closed:
-            os.close(self.fd)
-        super().close()
 
 
 def range_chunks(path: str | Path, start: int, end: int, first_line: int = 1) -> Iterator[Chunk]:
     """The chunks a whole read of a plain (not compressed) file yields between two offsets from grid_split (or
     0 and its size); line numbers counted from first_line."""
-    with _Range(path, start, end) as stream:
-        yield from iter_chunks(stream, None, start, first_line)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield from iter_chunks(_Span(lambda offset, count: os.pread(fd, count, offset), start, end), None, start,
+                               first_line)
+    finally:
+        os.close(fd)
 
 
 def iter_text_chunks(text: str | Sequence[str], offset: int = 0, first_line: int = 1) -> Iterator[Chunk]:
@@ -344,22 +340,11 @@ def text_bytes(text: str) -> bytes:
 
 
 def text_range_chunks(data: bytes, start: int, end: int) -> Iterator[Chunk]:
-    """range_chunks for the UTF-8 form of in-memory text (text_bytes), between offsets from text_grid_split."""
-    yield from iter_chunks(_BytesRange(data, start, end), TEXT_CHUNK_BYTES, start)
-
-
-class _BytesRange:
-    """data[start:end] read as a stream, a chunk at a time: slicing a piece of a 50 MB buffer first cost a copy of
-    it (and its page faults) before the first line was read."""
-
-    def __init__(self, data: bytes, start: int, end: int):
-        self.view, self.pos, self.end = memoryview(data), start, end
-
-    def read(self, size: int = -1) -> bytes:
-        stop = self.end if size < 0 else min(self.end, self.pos + size)
-        block = self.view[self.pos:stop].tobytes()
-        self.pos = max(self.pos, stop)
-        return block
+    """range_chunks for the UTF-8 form of in-memory text (text_bytes), between offsets from text_grid_split. Read a
+    chunk at a time: slicing a piece of a 50 MB buffer first cost a copy of it (and its page faults)."""
+    view = memoryview(data)
+    yield from iter_chunks(_Span(lambda offset, count: view[offset:offset + count].tobytes(), start, end),
+                           TEXT_CHUNK_BYTES, start)
 
 
 def looks_binary(spec: str | Path) -> bool:

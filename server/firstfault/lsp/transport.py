@@ -196,9 +196,7 @@ class PipeReader(asyncio.Protocol):
         """Up to and with the next \\n; what is left at the end of the stream; b"" at its end."""
         scanned = 0
         while True:
-            for index, chunk in enumerate(self._chunks):
-                if index < scanned:
-                    continue
+            for index, chunk in enumerate(islice(self._chunks, scanned, None), scanned):
                 if (found := chunk.find(b"\n")) >= 0:
                     length = sum(len(c) for c in islice(self._chunks, index)) + found + 1
                     return self._take(length)
