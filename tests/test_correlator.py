@@ -436,6 +436,35 @@ def test_srun_lists_only_the_tasks_that_died_so_the_first_is_named_not_a_shared_
     assert not any("a cause they share" in e for e in d.evidence_for)
 
 
+# desihub/desispec#2744, as pasted: Slurm cancels the step for a task failure and srun reports every task it had to
+# stop; the one task it did not stop had already ended.
+SPARED_TASK = ["[2026-04-29T23:36:37.809] error: *** STEP 52222788.0 ON nid002888 CANCELLED AT 2026-04-29T23:36:37 "
+               "DUE TO TASK FAILURE ***",
+               "srun: error: nid002888: tasks 0-57,59-63: Terminated",
+               "srun: Force Terminated StepId=52222788.0"]
+
+
+def test_the_one_task_srun_did_not_have_to_terminate_is_the_one_that_failed(engine):
+    d = engine.analyze_text("\n".join(SPARED_TASK)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.line) == ("srun-task-exited", 58, 2)
+    assert any("task 58 is the only one missing" in e for e in d.evidence_for)
+
+
+@pytest.mark.parametrize("tasks, spared", [
+    ("0-57,59-63", 58), ("[0-57,59-63]", 58), ("8-11,13-15", 12), ("59-63,0-57", 58),
+    ("0-63", None),        # nothing left out
+    ("0-3,6-7", None),     # two left out: either may have failed
+    ("0-3,5-7,9", None),   # two gaps
+    ("0,2", None),         # no range: a cyclic layout leaves gaps on every node
+    ("0-3,3-5", None),     # overlapping: not srun's list
+    ("0-99999999999,2", None),
+])
+def test_only_a_single_task_left_out_of_a_ranged_list_is_named(engine, tasks, spared):
+    lines = [SPARED_TASK[0], f"srun: error: nid002888: tasks {tasks}: Terminated"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert d.initiator.rank == spared
+
+
 def test_a_network_fallback_on_one_host_is_no_failure(engine):
     # aws/deep-learning-containers#2675: one g5.12xlarge without EFA, 4 local ranks bootstrapping over loopback; the
     # aws-ofi-nccl plugin fails to initialise and NCCL uses sockets, which a single-node job never needs.

@@ -19,7 +19,7 @@ from firstfault.hosts import REFERENCE as HOSTS, differing_hosts, host_differenc
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
-from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
+from firstfault.numbers import MAX_PID, MAX_WORLD, bounded, single_gap
 from firstfault.roles import FAILURE_ROLES, REMOTE_LAUNCH_FAILURES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
@@ -346,6 +346,14 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
                             f"{clip(first.text, 160)}")
         confidence = 0.7
+    elif (spared := _spared_task(failures[0])) is not None:
+        # srun stops the other tasks when one fails; the one it did not have to stop is the one that failed.
+        first = failures[0]
+        initiator = attrs.evolve(Location.of(first), rank=spared)
+        evidence_for.append(f"line {first.line}: srun reports tasks {first.captures['task']} terminated; task "
+                            f"{spared} is the only one missing from that list, so it had already ended when the "
+                            "others were stopped: it is the task that failed")
+        confidence = 0.55
     elif shared := (len(ranks) > 1 and top.ranks() >= ranks and FAILED_ONLY not in top.reference.tags):
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
         # jump to, but name no rank as the one that started it.
@@ -571,6 +579,12 @@ def _titles(hypotheses: list[Hypothesis]) -> list[str]:
 
 def _clamp(x: float) -> float:
     return min(0.97, max(0.05, x))
+
+
+def _spared_task(event: Event) -> int | None:
+    """The task an srun 'tasks A-B,C-D: Terminated' line leaves out, when exactly one is left out."""
+    tasks = event.captures.get("task")
+    return single_gap(tasks) if tasks and event.captures.get("status") == "Terminated" else None
 
 
 def _blamed_ranks(failures: list[Event]) -> list[int]:

@@ -19,3 +19,24 @@ def bounded(text: str | None, limit: int = MAX_RANK) -> int | None:
         return None
     value = int(text)
     return value if abs(value) <= limit else None
+
+
+def single_gap(task_list: str) -> int | None:
+    """The one task missing between the lowest and highest of a list of ranges ('0-57,59-63' -> 58), or None when
+    none or several are missing, the list has no range (cyclic task layouts print bare lists with gaps everywhere),
+    or a value is implausible."""
+    spans = []
+    for part in task_list.strip("[]").split(","):
+        low, _, high = part.partition("-")
+        a, b = bounded(low), bounded(high or low)
+        if a is None or b is None or a > b:
+            return None
+        spans.append((a, b))
+    if len(spans) < 2 or not any(a < b for a, b in spans):
+        return None
+    spans.sort()
+    pairs = [(end, start) for (_, end), (start, _) in zip(spans, spans[1:])]
+    if any(start <= end for end, start in pairs):
+        return None
+    holes = [(end + 1, start - end - 1) for end, start in pairs if start > end + 1]
+    return holes[0][0] if len(holes) == 1 and holes[0][1] == 1 else None
