@@ -28,10 +28,15 @@ from firstfault.context import Source, message_start, parse_line, parse_time, so
      Source(pid=16309)),
     ("(RayWorkerVllm pid=7046) [2024-04-16 00:03:25,080 E 7046 7269] logging.cc:361: x", Source(pid=7046)),
     ("Mar 10 01:33:03 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79", Source(host="gpu-node-7")),
+    # vllm-project/vllm#34259 (expert parallelism), Lightning-AI/pytorch-lightning#20542 (rank_prefixed_message)
+    ("(Worker_TP0_EP0 pid=1760334) ERROR 02-10 17:01:40 [multiproc_executor.py:863] RuntimeError: Triton Error",
+     Source(rank=0, pid=1760334)),
+    ("[rank: 0] Received SIGTERM: 15", Source(rank=0)),
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
-        "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "none"])
+        "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
+        "lightning-rank", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
     if "rank=" in line and "(" not in line:  # a trailing field names the rank of the whole line
@@ -104,6 +109,8 @@ def test_sources_from_file_names(path, source, attempt):
     ("[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier",
      "Rank 3 successfully"),
     ("Traceback (most recent call last):", "Traceback"),
+    # Lightning-AI/pytorch-lightning#20542: Lightning's rank prefix
+    ("[rank: 0] Received SIGTERM: 15", "Received SIGTERM"),
     # A paste's Markdown around the line: bold (CoinCheung/BiSeNet#70), a quote (triton-inference-server/server#5681)
     ("**RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.**",
      "RuntimeError: Default"),

@@ -74,8 +74,11 @@ _PREFIXES = (
     (re.compile(r"\[default(\d+)\]:"), "local_rank"),
     # Open MPI --tag-output "[jobid,rank]<stderr>:"; Horovod's own launcher "[rank]<stderr>:".
     (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank"),
-    # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)".
-    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+) pid=\d+\)"), "rank"),
+    # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)", with expert
+    # parallelism "(Worker_TP0_EP0 pid=4)".
+    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+)(?:_EP\d+)? pid=\d+\)"), "rank"),
+    # Lightning's rank_prefixed_message (lightning/fabric/utilities/rank_zero.py): "[rank: 1] Seed set to 42".
+    (re.compile(r"\[rank: (\d+)\]"), "rank"),
     # SGLang's scheduler processes: "[2025-01-24 04:52:54 TP1]" (tensor-parallel rank only, no DP/PP tag).
     (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank"),
 )
@@ -158,6 +161,7 @@ def parse_line(line: str) -> LineContext:
 # at the start of a message ("^RuntimeError: ...") is tried again after them.
 _LEADING = re.compile(
     r"\s*(?:\[(?:rank|default)\d+\]:?"                                   # torchrun --tee, DeepSpeed's launcher
+    r"|\[rank: \d+\]"                                                     # Lightning
     r"|\[(?:\d+,)?\d+\]<std(?:out|err)>:"                                 # Open MPI --tag-output, Horovod
     r"|\([\w.-]+(?: [\w=.-]+)*? pid=\d+(?:, ip=[\d.]+)?\)"                # Ray actors, vLLM worker processes
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM

@@ -24,7 +24,8 @@ class Seen:
 def _prefixes(rank: int) -> tuple[str, ...]:
     """The per-line prefixes launchers put in front of a rank's output (see context._PREFIXES)."""
     return (f"[rank{rank}]", f"[default{rank}]:", f",{rank}]<stdout>:", f",{rank}]<stderr>:", f"[{rank}]<stdout>:",
-            f"[{rank}]<stderr>:", f" rank={rank} pid=", f" TP{rank} pid=", f"_TP{rank} pid=")
+            f"[{rank}]<stderr>:", f" rank={rank} pid=", f" TP{rank} pid=", f"_TP{rank} pid=", f"_TP{rank}_EP",
+            f"[rank: {rank}]")
 
 
 def last_seen(rank: int, inputs: Sequence[tuple[Callable[[], Iterator[Chunk]], int]],
