@@ -32,11 +32,14 @@ from firstfault.context import Source, message_start, parse_line, parse_time, so
     ("(Worker_TP0_EP0 pid=1760334) ERROR 02-10 17:01:40 [multiproc_executor.py:863] RuntimeError: Triton Error",
      Source(rank=0, pid=1760334)),
     ("[rank: 0] Received SIGTERM: 15", Source(rank=0)),
+    # NVIDIA-Merlin/HugeCTR#287 (3.3) and #429 (4.x)
+    ("[HUGECTR][08:46:21][WARNING][RANK0]: The model name is not specified when creating the solver.", Source(rank=0)),
+    ("[HCTR][06:21:10.185][ERROR][RK0][main]: Runtime error: invalid argument", Source(rank=0)),
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
-        "lightning-rank", "none"])
+        "lightning-rank", "hugectr-3", "hugectr-4", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
     if "rank=" in line and "(" not in line:  # a trailing field names the rank of the whole line

@@ -79,6 +79,8 @@ _PREFIXES = (
     (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+)(?:_EP\d+)? pid=\d+\)"), "rank"),
     # Lightning's rank_prefixed_message (lightning/fabric/utilities/rank_zero.py): "[rank: 1] Seed set to 42".
     (re.compile(r"\[rank: (\d+)\]"), "rank"),
+    # HugeCTR's logger: "[HUGECTR][08:46:21][WARNING][RANK0]: " (3.x), "[HCTR][14:56:35.473][ERROR][RK0][main]: " (4.x).
+    (re.compile(r"\[(?:HCTR|HUGECTR)\]\[[\d:.]+\]\[[A-Z]+\]\[(?:RK|RANK)(\d+)\]"), "rank"),
     # SGLang's scheduler processes: "[2025-01-24 04:52:54 TP1]" (tensor-parallel rank only, no DP/PP tag).
     (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank"),
 )
