@@ -465,6 +465,15 @@ def test_only_a_single_task_left_out_of_a_ranged_list_is_named(engine, tasks, sp
     assert d.initiator.rank == spared
 
 
+def test_two_srun_lists_that_each_leave_a_task_out_name_no_one_rank(engine):
+    # The same format on two nodes: two tasks had ended before the step was stopped, and nothing orders them.
+    lines = [SPARED_TASK[0], "srun: error: nid002888: tasks 0-3,5-7: Terminated",
+             "srun: error: nid002889: tasks 8-10,12-15: Terminated"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert d.initiator.rank is None
+    assert any("4, 11" in e for e in d.evidence_for)
+
+
 def test_a_network_fallback_on_one_host_is_no_failure(engine):
     # aws/deep-learning-containers#2675: one g5.12xlarge without EFA, 4 local ranks bootstrapping over loopback; the
     # aws-ofi-nccl plugin fails to initialise and NCCL uses sockets, which a single-node job never needs.

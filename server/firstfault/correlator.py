@@ -13,13 +13,14 @@ import attrs
 
 from firstfault.commands import fill, own_inputs
 from firstfault.context import Source
-from firstfault.diagnosis import BLOCK_LINES, Attempt, Diagnosis, Location, clip, lend_rank, rank_ranges
+from firstfault.diagnosis import (BLOCK_LINES, Attempt, Diagnosis, Location, blamed_rank, clip, lend_rank,
+                                  rank_ranges)
 from firstfault.frameworks import fix_for, frameworks_in
 from firstfault.hosts import REFERENCE as HOSTS, differing_hosts, host_difference_verdict
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
-from firstfault.numbers import MAX_PID, MAX_WORLD, bounded, single_gap
+from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
 from firstfault.roles import FAILURE_ROLES, REMOTE_LAUNCH_FAILURES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
@@ -339,21 +340,20 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"the reports name rank(s) {rank_ranges(named)}; nothing in them singles one out: "
                             f"{clip(first.text, 160)}")
         confidence = 0.6
-    elif (blamed := bounded(failures[0].captures.get("blamed_rank"))) is not None:
-        # The line names another rank as the culprit (rank 0 reporting that rank N never arrived).
+    elif (blamed := blamed_rank(failures[0])) is not None:
+        # The line names another rank as the culprit (rank 0 reporting that rank N never arrived), or srun's list of
+        # the tasks it stopped leaves out the one that had already ended.
         first = failures[0]
         initiator = attrs.evolve(Location.of(first), rank=blamed)
-        evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
-                            f"{clip(first.text, 160)}")
-        confidence = 0.7
-    elif (spared := _spared_task(failures[0])) is not None:
-        # srun stops the other tasks when one fails; the one it did not have to stop is the one that failed.
-        first = failures[0]
-        initiator = attrs.evolve(Location.of(first), rank=spared)
-        evidence_for.append(f"line {first.line}: srun reports tasks {first.captures['task']} terminated; task "
-                            f"{spared} is the only one missing from that list, so it had already ended when the "
-                            "others were stopped: it is the task that failed")
-        confidence = 0.55
+        if "blamed_rank" in first.captures:
+            evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
+                                f"{clip(first.text, 160)}")
+            confidence = 0.7
+        else:
+            evidence_for.append(f"line {first.line}: srun reports tasks {first.captures['task']} terminated; task "
+                                f"{blamed} is the only one missing from that list, so it had already ended when the "
+                                "others were stopped: it is the task that failed")
+            confidence = 0.55
     elif shared := (len(ranks) > 1 and top.ranks() >= ranks and FAILED_ONLY not in top.reference.tags):
         # Every rank raised it: a cause they share (code, configuration, data). Keep the first line to
         # jump to, but name no rank as the one that started it.
@@ -581,17 +581,11 @@ def _clamp(x: float) -> float:
     return min(0.97, max(0.05, x))
 
 
-def _spared_task(event: Event) -> int | None:
-    """The task an srun 'tasks A-B,C-D: Terminated' line leaves out, when exactly one is left out."""
-    tasks = event.captures.get("task")
-    return single_gap(tasks) if tasks and event.captures.get("status") == "Terminated" else None
-
-
 def _blamed_ranks(failures: list[Event]) -> list[int]:
     """Every rank the failure lines name as the culprit (blamed_rank, and the more_ranks listed after it)."""
     named = set()
     for event in failures:
-        if (blamed := bounded(event.captures.get("blamed_rank"))) is not None:
+        if (blamed := blamed_rank(event)) is not None:
             named.add(blamed)
             named.update(r for x in re.findall(r"\d+", event.captures.get("more_ranks", ""))
                          if (r := bounded(x)) is not None)

@@ -9,7 +9,7 @@ import attrs
 from firstfault.commands import VerifyCommand
 from firstfault.matcher import Event
 from firstfault.model import Reference
-from firstfault.numbers import bounded
+from firstfault.numbers import bounded, single_gap
 
 
 BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be
@@ -89,8 +89,17 @@ def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
     return None
 
 
+def blamed_rank(event: Event) -> int | None:
+    """The rank a line names as the culprit: its `blamed_rank`, or the one task an srun 'tasks A-B,C-D: Terminated'
+    list leaves out (srun stops the other tasks when one fails; the one it did not have to stop had already ended)."""
+    if (blamed := bounded(event.captures.get("blamed_rank"))) is not None:
+        return blamed
+    tasks = event.captures.get("task")
+    return single_gap(tasks) if tasks and event.captures.get("status") == "Terminated" else None
+
+
 def _named_rank(event: Event) -> int | None:
-    blamed = bounded(event.captures.get("blamed_rank"))
+    blamed = blamed_rank(event)
     return blamed if blamed is not None else event.source.rank
 
 
