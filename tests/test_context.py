@@ -119,6 +119,25 @@ def test_sources_from_file_names(path, source, attempt):
      "RuntimeError: Default"),
     ("> tritonclient.utils.InferenceServerException: Failed to increase the shared memory pool size for key "
      "'triton_python_backend_shm_region_2' to 67108864 bytes.", "tritonclient.utils"),
+    # Slurm's --label task number (pytorch/PiPPy#260), pdsh's host in DeepSpeed's multi-node runner
+    # (hiyouga/LlamaFactory#2470, THUDM/GLM#173)
+    ("14: RuntimeError: CUDA error: device-side assert triggered", "RuntimeError: CUDA error"),
+    ("gpu004: Traceback (most recent call last):", "Traceback"),
+    ("192.168.83.245: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled "
+     "system error, NCCL version 2.10.3", "RuntimeError: NCCL error"),
+    # TorchX's local scheduler (facebookresearch/dlrm#256)
+    ("dlrm_main/0 [0]:File fbgemm_gpu_py.so not found", "File fbgemm_gpu_py.so"),
+    # CloudWatch's console pasted as a table (Lightning-AI/litData#340)
+    ("  | 2024-08-23T22:22:58.880Z | ----------------------------------------------------", "-----"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: CUDA error: device-side assert triggered",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275",
+    "UserWarning: TypedStorage is deprecated.",
+])
+def test_an_exception_class_is_no_launcher_label(line):
+    assert message_start(line) == 0

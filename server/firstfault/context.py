@@ -168,14 +168,20 @@ _LEADING = re.compile(
     r"|\([\w.-]+(?: [\w=.-]+)*? pid=\d+(?:, ip=[\d.]+)?\)"                # Ray actors, vLLM worker processes
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
-    r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?"                # ISO date and time
+    r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"  # ISO date and time
+    r"|[\w.-]+/\d+ \[\d+\]:"                                            # TorchX: "role/replica [local_rank]:"
+    r"|\|(?= )"                                   # a log console's table pasted as text: "| time | message"
     r"|>|\*\*|`{1,3}"                       # a paste's Markdown: a quote, bold, a code span around the line
     r")")
+# What a launcher puts at the very start of each line: Slurm's --label task number, pdsh's host (DeepSpeed's
+# multi-node runner). Not an exception class ("RuntimeError: ..." is the message itself).
+_LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]*(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): (?=\S)")
 
 
 def message_start(line: str) -> int:
-    """The column where the message begins, after the prefixes in _LEADING (0 when there are none)."""
-    pos = 0
+    """The column where the message begins, after a launcher's line label and the prefixes in _LEADING (0 when
+    there are none)."""
+    pos = m.end() if (m := _LINE_LABEL.match(line)) else 0
     while (m := _LEADING.match(line, pos)) and m.end() > pos:
         pos = m.end()
     return pos + len(line[pos:]) - len(line[pos:].lstrip()) if pos else 0
