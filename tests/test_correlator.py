@@ -361,14 +361,32 @@ NCCL_TESTS_THEN_MPIRUN = [
 ]
 
 
+# deepspeedai/DeepSpeed#3869: DeepSpeed's launcher logs the command of the last worker it started; "--local_rank=0"
+# there means it started only one, so the OOM above is local rank 0's (one node: rank 0). With "--local_rank=1" the
+# failed worker may be either of two (liucongg/ChatGLM-Finetuning#67).
+DEEPSPEED_ONE_WORKER = [
+    "> torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 978.00 MiB (GPU 0; 4.00 GiB total capacity; "
+    "1.68 GiB already allocated; 0 bytes free; 2.72 GiB reserved in total by PyTorch) If reserved memory is >> "
+    "allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
+    "and PYTORCH_CUDA_ALLOC_CONF",
+    "> [2023-07-04 17:31:27,755] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 953850",
+    "> [2023-07-04 17:31:27,755] [ERROR] [launch.py:321:sigkill_handler] ['/home/pc/miniconda3/envs/Transformers/bin/"
+    "python3.11', '-u', 'bloom-inference-scripts/bloom-ds-zero-inference.py', '--local_rank=0', '--name', "
+    "'bigscience/mt0-xl', '--batch_size', '8', '--cpu_offload', '--benchmark'] exits with return code = 1",
+]
+
+
 @pytest.mark.parametrize("paste, verdict", [
+    (DEEPSPEED_ONE_WORKER, ("cuda-oom", 1, 0)),
+    ([*DEEPSPEED_ONE_WORKER[:2], DEEPSPEED_ONE_WORKER[2].replace("--local_rank=0", "--local_rank=1")],
+     ("cuda-oom", 1, None)),
     (ASSERT_THEN_TRACEBACK, ("illegal-memory-access", 1, 5)),
     # Two ranks' lines nearby name no single rank: none is lent.
     (ASSERT_THEN_TRACEBACK + ["[rank2]: Traceback (most recent call last):"], ("illegal-memory-access", 1, None)),
     # The rank the failure's own block names wins over a launcher's teardown that names others.
     (MPI_BANNER_THEN_SRUN, ("mpi-call-fatal-error", 2, 0)),
     (NCCL_TESTS_THEN_MPIRUN, ("invalid-device-ordinal", 1, 1)),
-], ids=["unexplained-traceback", "two-ranks-nearby", "own-block-before-teardown", "launcher-names-process"])
+], ids=["deepspeed-one-worker", "deepspeed-last-of-two", "unexplained-traceback", "two-ranks-nearby", "own-block-before-teardown", "launcher-names-process"])
 def test_a_first_failure_that_names_no_rank_takes_it_from_its_block(engine, paste, verdict):
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (d.id, d.initiator.line, d.initiator.rank) == verdict
