@@ -586,6 +586,30 @@ def test_two_ranks_of_one_communicator_on_one_gpu_are_a_duplicate_gpu(engine, li
     assert (diagnoses[0].id if diagnoses else None) == verdict
 
 
+# ultralytics/yolov5#820: the command line pasted above the output places this node: one process on node 1 is rank 1.
+LAUNCH_NODE_1 = [
+    "python -m torch.distributed.launch --nproc_per_node 1 --nnodes 2 --node_rank 1 --master_addr \"10.188"
+    ".192.11\" --master_port 12394 train.py --batch 16 --data coco128.yaml --epochs 300 --weights yolov5s."
+    "pt --device 0",
+    "RuntimeError: CUDA error: invalid device ordinal",
+]
+
+
+@pytest.mark.parametrize("lines, rank", [
+    (LAUNCH_NODE_1, 1),
+    ([LAUNCH_NODE_1[0].replace("--nproc_per_node 1", "--nproc_per_node 2"), LAUNCH_NODE_1[1]], None),  # which of two
+    ([LAUNCH_NODE_1[0].replace("--node_rank 1", "--node_rank 0"), LAUNCH_NODE_1[1]], 0),
+    (LAUNCH_NODE_1[1:], None),
+    # another node's command, quoted by ColossalAI's launcher, places nothing here (hpcaitech/ColossalAI#5213)
+    (["Error: failed to run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=1 --master_addr=192.168.1.11 "
+      "--master_port=29508 pretrain.py on 192.168.1.12, is localhost: False, exception: not a valid RSA private key "
+      "file", LAUNCH_NODE_1[1]], None),
+], ids=["node-1", "two-per-node", "node-0", "no-command", "another-nodes-command"])
+def test_a_launch_command_in_the_paste_places_its_node(engine, lines, rank):
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("invalid-device-ordinal", rank)
+
+
 def test_in_a_world_of_one_the_failure_is_rank_0s(engine):
     # EasonXiao-888/MambaTree#14: the script announces a world of one, so the only process is rank 0.
     lines = ["RANK and WORLD_SIZE in environ: 0/1",

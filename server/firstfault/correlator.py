@@ -42,6 +42,8 @@ REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result 
 # Tag of references whose lines a launcher prints only for the tasks that ended (srun's "task N: ..."): that every
 # rank in them failed says nothing of the ranks that did not, so it is no cause they all share.
 FAILED_ONLY = "lists-failed-tasks"
+# torchrun / torch.distributed.launch on a command line, with --node_rank and --nproc_per_node.
+LAUNCH_COMMAND = "launch-command-node-rank"
 
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
@@ -119,6 +121,7 @@ def _starts_new_attempt(at_marker: bool, before: list[Event], after: list[Event]
                and (_who(e) in seen or e.source.is_empty()) for e in after)
 
 
+
 def _who(event: Event) -> tuple:
     s = event.source
     return (s.rank,) if s.rank is not None else (s.local_rank, s.host, s.pid, event.input_index)
@@ -126,7 +129,7 @@ def _who(event: Event) -> tuple:
 
 def resolve_ranks(events: list[Event]) -> list[Event]:
     """Give a rank to lines that only carry (host, pid) or (host, local rank), learnt from other lines."""
-    events = _single_node_local_ranks(events)
+    events = _single_node_local_ranks(_placed_by_launch_command(events))
     by_pid: dict[tuple, int] = {}
     by_local: dict[tuple, int] = {}
     for e in events:
@@ -160,6 +163,25 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
             e = attrs.evolve(e, source=attrs.evolve(s, rank=rank, host=host))
         resolved.append(e)
     return resolved
+
+
+def _placed_by_launch_command(events: list[Event]) -> list[Event]:
+    """A launcher's command line in a one-node paste places its processes: rank = node_rank * nproc_per_node +
+    local_rank, every line being local rank 0's when the node runs one process. Only when no line names a global
+    rank, one command shows (or several alike) and at most one host."""
+    placements = {(bounded(e.captures.get("node_rank")), bounded(e.captures.get("nproc_per_node")))
+                  for e in events if e.pattern.id == LAUNCH_COMMAND}
+    if len(placements) != 1 or any(e.source.rank is not None for e in events):
+        return events
+    (node_rank, per_node), = placements
+    if node_rank is None or not per_node or len({e.source.host for e in events if e.source.host}) > 1:
+        return events
+    placed = []
+    for e in events:
+        local = e.source.local_rank if e.source.local_rank is not None else (0 if per_node == 1 else None)
+        placed.append(e if local is None or local >= per_node
+                      else attrs.evolve(e, source=attrs.evolve(e.source, rank=node_rank * per_node + local)))
+    return placed
 
 
 def _single_node_local_ranks(events: list[Event]) -> list[Event]:
