@@ -52,6 +52,22 @@ CUT_TRACEBACK = [
       "frame #25: python() [0x548e9e]", "", "Aborted (core dumped)"], 4, "Aborted (core dumped)"),
     (["I1126 10:30:02.339908 733376 build_strategy.cc:340] SeqOnlyAllReduceOps:0, num_trainers:1",
       "Floating point exception (core dumped)"], 2, "Floating point exception"),
+    # glibc's heap check (yxlijun/Pelee.Pytorch#20, as pasted), before glibc 2.26 (MendelXu/SAN#6)
+    (["free(): invalid pointer", "Aborted (core dumped)"], 1, "free(): invalid pointer"),
+    (["[04/05 09:08:31 d2.engine.train_loop]: [Starting training from iteration 0",
+      "*** Error in `/home/anaconda3/envs/guangrui_cuda11/bin/python': double free or corruption (!prev): "
+      "0x000055bbaca66830 ***"], 2, "double free or corruption"),
+    # PyCharm's console (isl-org/Open3D-PointNet2-Semantic3D#66, as pasted)
+    (["free(): invalid pointer", "", "Process finished with exit code 134 (interrupted by signal 6: SIGABRT)"], 1,
+     "free(): invalid pointer"),
+    (["Process finished with exit code 1"], 1, "exit code 1"),
+    # Slurm refusing the submission (facebookresearch/mae#119, as pasted)
+    (["sbatch: unrecognized option '--gpus-per-node=8'",
+      "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"], 2,
+     "Unable to contact slurm controller"),
+    # A logger's error level after its timestamp (ray-project/ray#30333)
+    (["2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete: [TorchTrainer_96bfe_00000]"], 1,
+     "Trials did not complete"),
 ])
 def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, lines, line, text):
     report = engine.analyze_text("\n".join(lines))
@@ -59,6 +75,17 @@ def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, l
     assert (top.id, top.initiator.line) == (UNRECOGNISED, line)
     assert text in top.initiator.text and report.failed
     assert top.next_checks and not top.undetermined and top.confidence <= 0.3
+
+
+def test_hydras_wrapper_leaves_the_verdict_to_the_exception_below_it(engine):
+    # Hydra's line and the traceback's head from xichenpan/ARLDM#19, an exception line from THUDM/GLM#173 below them
+    lines = ["Error executing job with overrides: []", "Traceback (most recent call last):",
+             '  File "/home/houyi/projects/ARLDM/main.py", line 489, in <module>', "    main()",
+             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled system "
+             "error, NCCL version 2.10.3"]
+    top = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert top.id != UNRECOGNISED and top.initiator.line == 5
+    assert engine.analyze_text(lines[0]).diagnoses[0].id == UNRECOGNISED
 
 
 def test_a_warn_that_nccl_recovers_from_is_no_failure(engine):

@@ -13,8 +13,8 @@ from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
 # Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's
-# error trace, is what explains it).
-HEADER_ONLY = ("traceback-header", "traceback-frame", "nccl-error-return")
+# error trace, is what explains it; Hydra's wrapper precedes the traceback).
+HEADER_ONLY = ("traceback-header", "traceback-frame", "nccl-error-return", "hydra-job-error")
 # A launch that failed on another host (ssh refused, its daemon not started): the job never ran there, so a launcher
 # banner after it is the other hosts starting (colossalai run starts torchrun on each host), not a restart.
 REMOTE_LAUNCH_FAILURES = frozenset({"deepspeed-ssh-unreachable", "mpi-daemon-launch-failed"})
