@@ -171,6 +171,7 @@ _LEADING = re.compile(
     r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"  # ISO date and time
     r"|[\w.-]+/\d+ \[\d+\]:"                                            # TorchX: "role/replica [local_rank]:"
     r"|\|(?= )"                                   # a log console's table pasted as text: "| time | message"
+    r"|\[\d{1,3}(?:;\d{1,3})*m"                   # a colour code whose ESC the paste lost (Ray's "[36m(task pid=1)[0m")
     r"|>|\*\*|`{1,3}"                       # a paste's Markdown: a quote, bold, a code span around the line
     r")")
 # What a launcher puts at the very start of each line: Slurm's --label task number, pdsh's host (DeepSpeed's
