@@ -176,7 +176,8 @@ _LEADING = re.compile(
     r")")
 # What a launcher puts at the very start of each line: Slurm's --label task number, pdsh's host (DeepSpeed's
 # multi-node runner). Not an exception class ("RuntimeError: ..." is the message itself).
-_LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]*(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]*(?:\.[\w-]+)*): (?=\S)")
+_LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]*(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]*(?:\.[\w-]+)*)"
+                         r": (?=\S)")
 
 
 def message_start(line: str) -> int:

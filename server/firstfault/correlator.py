@@ -121,7 +121,6 @@ def _starts_new_attempt(at_marker: bool, before: list[Event], after: list[Event]
                and (_who(e) in seen or e.source.is_empty()) for e in after)
 
 
-
 def _who(event: Event) -> tuple:
     s = event.source
     return (s.rank,) if s.rank is not None else (s.local_rank, s.host, s.pid, event.input_index)
