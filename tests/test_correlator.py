@@ -610,6 +610,20 @@ def test_a_launch_command_in_the_paste_places_its_node(engine, lines, rank):
     assert (d.id, d.initiator.rank) == ("invalid-device-ordinal", rank)
 
 
+def test_a_rank_that_lost_its_peer_and_names_it_names_the_first_failure(engine):
+    # InternLM/xtuner#692: rank 2 reached the monitored barrier, lost its connection to rank 0, and names rank 0.
+    lines = ["[rank2]: RuntimeError: Rank 2 successfully reached monitoredBarrier, but received errors while waiting "
+             "for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+             "[rank2]:  Original exception: ",
+             "[rank2]: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [172.17.0.2]:23260"]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.undetermined) == ("peer-connection-lost", 0, False)
+    assert d.headline.startswith("rank 0 left or failed")
+    # Without the line that names it, the peer is not in the log.
+    d = engine.analyze_text("\n".join(lines[2:])).diagnoses[0]
+    assert (d.initiator, d.undetermined) == (None, True)
+
+
 def test_in_a_world_of_one_the_failure_is_rank_0s(engine):
     # EasonXiao-888/MambaTree#14: the script announces a world of one, so the only process is rank 0.
     lines = ["RANK and WORLD_SIZE in environ: 0/1",

@@ -345,6 +345,17 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         confidence = 0.3
         evidence_against.append("every rank that reports anything reports the same timeout, and no rank is "
                                 "silent or out of step: the log does not say which rank stopped first")
+    elif lost and (peer := _named_peer(top, events)) is not None:
+        # The ranks that lost a peer say which one it was (monitored_barrier's "waiting for send/recv from rank 0").
+        rank, naming = peer
+        initiator = _silent_location(rank, events)
+        silent_rank = rank
+        reporting = sorted(top.ranks())
+        evidence_for.append(f"line {naming.line}{naming.source.on()} names rank {rank} as the peer it was waiting "
+                            f"for: {clip(naming.text, 160)}")
+        headline = (f"rank {rank} left or failed; rank(s) {rank_ranges(reporting)} lost their connection to it"
+                    if reporting else f"rank {rank} left or failed; the others lost their connection to it")
+        confidence = 0.5
     elif lost:
         # Every reporting rank lost a peer, and no rank in the log ended on its own: the peer is not here.
         undetermined = True
@@ -600,6 +611,14 @@ def _titles(hypotheses: list[Hypothesis]) -> list[str]:
 
 def _clamp(x: float) -> float:
     return min(0.97, max(0.05, x))
+
+
+def _named_peer(top: Hypothesis, events: list[Event]) -> tuple[int, Event] | None:
+    """The one rank that the reporting ranks' own lines blame (not a reporter itself), with the first line naming it."""
+    reporters = top.ranks()
+    named = [(r, e) for e in sorted(events, key=event_key)
+             if e.source.rank in reporters and (r := blamed_rank(e)) is not None and r not in reporters]
+    return named[0] if len({r for r, _ in named}) == 1 else None
 
 
 def _blamed_ranks(failures: list[Event]) -> list[int]:
