@@ -665,3 +665,16 @@ def test_invalid_usage_without_nccls_reason_offers_two_ranks_on_one_gpu_next(eng
     # another result code suggests nothing
     other = line.replace("invalid usage", "unhandled system error")
     assert [d.id for d in engine.analyze_text(other).diagnoses] == ["nccl-error-without-detail"]
+
+
+def test_a_ray_worker_that_vanished_offers_the_oom_killer_next(engine):
+    # OpenRLHF/OpenRLHF#187, the whole paste: Ray's own list of causes starts with the OOM killer.
+    line = ("The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+            "Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root "
+            "causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force "
+            "is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.")
+    first, second = engine.analyze_text(line).diagnoses[:2]
+    assert (first.id, second.id, second.possible) == ("ray-actor-died", "host-oom-kill", True)
+    # an actor that died with a Python exception of its own (USER_ERROR) suggests nothing
+    user = "The actor is dead because its worker process has died. Worker exit type: USER_ERROR"
+    assert [d.id for d in engine.analyze_text(user).diagnoses] == ["ray-actor-died"]
