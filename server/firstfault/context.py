@@ -54,12 +54,10 @@ _EMPTY = Source()
 
 @attrs.frozen
 class LineContext:
-    """Sources found in the line, each from its column on (lines from several ranks can be glued)."""
+    """Sources found in the line, each from its column on (lines from several ranks can be glued). Its time is read
+    apart (parse_time), only for a line whose event is kept."""
 
     segments: tuple[tuple[int, Source], ...]
-    time: float | None
-    clock: str  # "wall" or "boot" (dmesg seconds since boot); only equal clocks compare
-    level: str | None
 
     def source_at(self, column: int) -> Source:
         found = _EMPTY
@@ -99,7 +97,6 @@ _GLOG = re.compile(r"(?:^|[\[\]: ])(?P<lvl>[IWEF])(?P<mo>1[0-2]|0?[1-9])(?P<d>[0
 _ISO = re.compile(r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T_](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d(?:[.,]\d+)?)")
 _VLLM = re.compile(r"\b(?P<lvl>INFO|WARNING|ERROR|DEBUG|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) "
                    r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)")
-_LEVEL = re.compile(r"\b(ERROR|WARN(?:ING)?|INFO|CRITICAL|FATAL)\b")
 _MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 
@@ -147,16 +144,12 @@ def parse_line(line: str) -> LineContext:
     in_text = _RANK_IN_TEXT.search(line) or _TRAILING_RANK.search(line)
     if in_text and not any(s.rank is not None for _, s in segments):
         extra["rank"] = bounded(in_text.group(1))
-    glog = _GLOG.search(line[:400])
-    if glog and glog["pid"] and "pid" not in extra:
+    if "pid" not in extra and (glog := _GLOG.search(line[:400])) and glog["pid"]:
         extra["pid"] = bounded(glog["pid"], MAX_PID)
     if extra:
         base = Source(**extra)
         segments = [(start, src.merged(base)) for start, src in segments] or [(0, base)]
-    time, clock, level = parse_time(line)
-    if level is None and (m := _LEVEL.search(line[:300])):
-        level = m.group(1).replace("WARNING", "WARN")
-    return LineContext(tuple(segments), time, clock, level)
+    return LineContext(tuple(segments))
 
 
 # What launchers and loggers put in front of a message at the start of a line, one after another: a pattern anchored

@@ -69,10 +69,10 @@ def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
 
 def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
     # A log can hold a banner per restart, hundreds of thousands in a crash-looping job: stay linear, and keep
-    # no per-boundary structure beyond the one list of boundaries.
+    # no per-boundary structure beyond the one list of boundaries (a segment keeps what the rule below asks of it).
     starts = _boundaries(scan)
     end = max(scan.lines, starts[-1]) + 1
-    segments: list[tuple[int, int, list[Event]]] = []
+    segments: list[_Segment] = []
     events = sorted(scan.events, key=lambda e: e.line)
     lines = [e.line for e in events]
     markers = scan.attempt_starts  # ascending: lines are numbered in the order they are read
@@ -81,15 +81,45 @@ def _attempts_of(scan: ScanResult) -> list[tuple[int, int, list[Event]]]:
         evs = events[bisect_left(lines, lo):bisect_left(lines, hi)]
         at_marker = (k := bisect_left(markers, lo)) < len(markers) and markers[k] == lo
         if not evs and segments and not at_marker:  # what the rule below decides for no events
-            segments[-1] = (segments[-1][0], hi - 1, segments[-1][2])
-        elif not segments:
-            segments.append((lo, hi - 1, evs))
-        elif _starts_new_attempt(at_marker, segments[-1][2], evs) and not _final_report(lo, hi, scan):
-            segments.append((lo, hi - 1, evs))
+            segments[-1].hi = hi - 1
+        elif not segments or (segments[-1].starts_new_attempt(at_marker, evs) and not _final_report(lo, hi, scan)):
+            segments.append(_Segment(lo, hi - 1).extended(evs))
         else:
-            plo, _, pevs = segments[-1]
-            segments[-1] = (plo, hi - 1, pevs + evs)
-    return [s for s in segments if s[2]] or [(1, scan.lines, [])]
+            segments[-1].hi = hi - 1
+            segments[-1].extended(evs)
+    return [(s.lo, s.hi, s.events) for s in segments if s.events] or [(1, scan.lines, [])]
+
+
+@attrs.define
+class _Segment:
+    """Lines lo-hi of one input, its events, and what deciding whether the next lines start a new attempt needs
+    of them, kept up to date as events join (so that a crash-looping log is read in linear time)."""
+    lo: int
+    hi: int
+    events: list[Event] = attrs.Factory(list)
+    failed: bool = False  # a failure line, a launch that failed on another host aside
+    workers_failed: bool = False  # a failure line of a worker (not the launcher's agent)
+    workers: set[tuple] = attrs.Factory(set)  # who printed the workers' lines
+
+    def extended(self, events: list[Event]) -> "_Segment":
+        self.events.extend(events)
+        for e in events:
+            failure = e.role in FAILURE_ROLES
+            self.failed = self.failed or (failure and e.reference_id not in REMOTE_LAUNCH_FAILURES)
+            if e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED:
+                self.workers_failed = self.workers_failed or failure
+                self.workers.add(_who(e))
+        return self
+
+    def starts_new_attempt(self, at_marker: bool, after: list[Event]) -> bool:
+        """After a launcher banner, or after the agent reported a dead worker: worker failures from a rank
+        that already ran (its process was restarted), or from lines that name no rank at all."""
+        if at_marker:
+            return self.failed
+        if not self.workers_failed:
+            return False
+        return any(e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED and e.role in FAILURE_ROLES
+                   and (_who(e) in self.workers or e.source.is_empty()) for e in after)
 
 
 def _boundaries(scan: ScanResult) -> list[int]:
@@ -106,19 +136,6 @@ def _final_report(lo: int, hi: int, scan: ScanResult) -> bool:
     ChildFailedError summary quoting the workers' errors): they belong to the attempt that just ended."""
     k = bisect_left(scan.report_lines, lo)
     return k < len(scan.report_lines) and scan.report_lines[k] < hi
-
-
-def _starts_new_attempt(at_marker: bool, before: list[Event], after: list[Event]) -> bool:
-    """After a launcher banner, or after the agent reported a dead worker: worker failures from a rank
-    that already ran (its process was restarted), or from lines that name no rank at all."""
-    if at_marker:
-        return any(e.role in FAILURE_ROLES and e.reference_id not in REMOTE_LAUNCH_FAILURES for e in before)
-    workers = [e for e in before if e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED]
-    if not any(e.role in FAILURE_ROLES for e in workers):
-        return False
-    seen = {_who(e) for e in workers}
-    return any(e.pattern.emitter not in WORKER_EMITTERS_EXCLUDED and e.role in FAILURE_ROLES
-               and (_who(e) in seen or e.source.is_empty()) for e in after)
 
 
 def _who(event: Event) -> tuple:

@@ -112,6 +112,10 @@ class LazyRegex:
         return self._compiled
 
     @property
+    def compiled(self) -> re.Pattern[str]:
+        return self._get()
+
+    @property
     def groupindex(self) -> Any:
         return self._get().groupindex
 

@@ -10,6 +10,7 @@ import ahocorasick
 import attrs
 
 from firstfault.context import Source, is_summary_field, message_start, parse_line, parse_time, summary_entry_source
+from firstfault.guards import guard
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
 from firstfault.prefilter import Prefilter
@@ -154,6 +155,13 @@ def _search(pattern: Pattern, line: str) -> _Found | None:
     return None
 
 
+def _guard_of(pattern: Pattern) -> tuple[str, ...]:
+    """User patterns (userregex) run under a time limit and keep no guard; a library regex compiles here if it was
+    lazy (libcache)."""
+    compiled = getattr(pattern.regex, "compiled", None) or pattern.regex
+    return guard(compiled) if isinstance(compiled, re.Pattern) else ()
+
+
 def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
@@ -181,8 +189,13 @@ class Matcher:
             self.automaton.make_automaton()
         self.prefilter = Prefilter(by_literal, self.automaton)
         self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
+        self._guards: dict[int, tuple[str, ...]] = {}  # pattern index -> text its matches hold (guards.py)
 
     def _search(self, index: int, line: str) -> _Found | None:
+        if (needed := self._guards.get(index)) is None:
+            needed = self._guards[index] = _guard_of(self.patterns[index])
+        if needed and not any(text in line for text in needed):
+            return None
         try:
             return _search(self.patterns[index], line)
         except SlowPattern as slow:
@@ -243,8 +256,7 @@ class Matcher:
                     continue
                 ctx = parse_line(line)
                 block_source, root_cause = self._block_source(text, start, line)
-                time, inferred = ctx.time, False
-                inherit = time is None  # looked up only for a line whose event is kept
+                timing = None  # (time, clock, inferred): read only for a line whose event is kept
                 original = None
                 for pattern, m in matched:
                     source = (ctx.source_at(m.start()).merged(block_source).merged(_captured_source(m))
@@ -253,8 +265,11 @@ class Matcher:
                     result.counts[key] += 1
                     if result.counts[key] > KEEP_PER_KEY:
                         continue
-                    if inherit:
-                        time, inferred, inherit = self._inherited_time(text, start), True, False
+                    if timing is None:
+                        time, clock, _ = parse_time(line)
+                        timing = ((time, clock, False) if time is not None
+                                  else (self._inherited_time(text, start), clock, True))
+                    time, clock, inferred = timing
                     if original is None:
                         original = line if chunk.original is chunk.text else chunk.original_line(index_in_chunk)
                     order += 1
@@ -267,7 +282,7 @@ class Matcher:
                     result.events.append(Event(
                         pattern, input_index, path, line_no,
                         _column(original, line, m.start()), _column(original, line, m.end()),
-                        line[:MAX_TEXT], source, time, ctx.clock, inferred and time is not None,
+                        line[:MAX_TEXT], source, time, clock, inferred and time is not None,
                         captures, order, root_cause))
             result.lines = chunk.first_line + chunk.text.count("\n") - (1 if chunk.text.endswith("\n") else 0)
             if on_chunk:
