@@ -127,6 +127,8 @@ def test_sources_from_file_names(path, source, attempt):
      "system error, NCCL version 2.10.3", "RuntimeError: NCCL error"),
     # TorchX's local scheduler (facebookresearch/dlrm#256)
     ("dlrm_main/0 [0]:File fbgemm_gpu_py.so not found", "File fbgemm_gpu_py.so"),
+    # Ray 1.x's worker tag without the actor's name (ray-project/ray#15388)
+    ("(pid=329) TypeError: 'float' object cannot be interpreted as an integer", "TypeError"),
     # Ray's coloured task tag with the ESC bytes lost in the paste (huggingface/lighteval#841)
     ("[36m(run_inference_one_model pid=2816485)[0m ValueError: Current node has no GPU available.",
      "ValueError: Current node"),
