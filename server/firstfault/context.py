@@ -158,7 +158,7 @@ _LEADING = re.compile(
     r"\s*(?:\[(?:rank|default)\d+\]:?"                                   # torchrun --tee, DeepSpeed's launcher
     r"|\[rank: \d+\]"                                                     # Lightning
     r"|\[(?:\d+,)?\d+\]<std(?:out|err)>:"                                 # Open MPI --tag-output, Horovod
-    r"|\((?:[\w.-]+(?: [\w=.-]+)*? )?pid=\d+(?:, ip=[\d.]+)?\)"          # Ray actors (Ray 1.x: "(pid=329)"), vLLM workers
+    r"|\((?:[\w.-]+(?: [\w=.-]+)*? )?pid=\d+(?:, ip=[\d.]+)?\)"          # Ray actors ("(pid=1)" in 1.x), vLLM
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
     r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"  # ISO date and time

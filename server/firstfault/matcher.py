@@ -188,8 +188,7 @@ class Matcher:
         if by_literal:
             self.automaton.make_automaton()
         self.prefilter = Prefilter(by_literal, self.automaton)
-        # The pattern indices of each literal Hyperscan can report (Prefilter.hits).
-        self._indices_by_literal_id = [by_literal[literal] for literal in self.prefilter.hyperscan_literals]
+        self._indices_of = by_literal  # literal -> pattern indices, for the literals Hyperscan reports (Prefilter.hits)
         self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
         self._guards: dict[int, tuple[str, ...]] = {}  # pattern index -> text its matches hold (guards.py)
 
@@ -296,14 +295,14 @@ class Matcher:
         text = chunk.text
         counted_to = 0
         index = 0
-        by_id = self._indices_by_literal_id
+        names, indices_of = self.prefilter.hyperscan_literals, self._indices_of
         for start, literals in self.prefilter.hits(text):
             if literals is None:
                 stop = text.find("\n", start)
-                candidates = {i for _, found in self.automaton.iter(ascii_lower(text[start:stop if stop >= 0 else None]))
-                              for i in found}
+                lowered = ascii_lower(text[start:stop if stop >= 0 else None])
+                candidates = {i for _, found in self.automaton.iter(lowered) for i in found}
             else:
-                candidates = {i for literal in literals for i in by_id[literal]}
+                candidates = {i for literal in literals for i in indices_of[names[literal]]}
             if candidates:
                 index += text.count("\n", counted_to, start)
                 counted_to = start

@@ -160,8 +160,8 @@ class Prefilter:
             end = len(text) if end < 0 else end + 1
             window = text[begin:end]
             if window.isascii():
-                flagged = (self._flagged_bytes(window.encode("ascii")) if self.database is not None
-                           else ((start, None) for start in self._flagged(self.automaton, window.translate(self.table))))
+                flagged = (self._flagged_bytes(window.encode("ascii")) if self.database is not None else
+                           ((start, None) for start in self._flagged(self.automaton, window.translate(self.table))))
             elif (self.database is not None and self._ascii_literals
                   and not any(char in window for char in _LOWERS_TO_ASCII)):
                 flagged = self._flagged_utf8(window)
