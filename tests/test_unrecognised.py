@@ -366,3 +366,17 @@ def test_an_error_level_glog_line_is_an_error_line_but_not_tensorflows_start_up_
              "register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been "
              "registered"]
     assert engine.analyze_text("\n".join(noise)).diagnoses == ()
+
+
+def test_an_exception_python_ignored_and_went_on_from_is_no_failure(engine):
+    # rapidsai/cugraph#4182: a run that finished, then CPython's unraisable-exception reports at exit.
+    ignored = ["0.04763150215148926",
+               "Exception ignored in: <function Future.__del__ at 0x7f1d1c7e9e50>",
+               "Traceback (most recent call last):",
+               '  File "/root/miniconda3/envs/cugraph/lib/python3.9/site-packages/distributed/client.py", line 511, in '
+               "__del__",
+               "TypeError: 'NoneType' object is not callable"]
+    assert engine.analyze_text("\n".join(ignored)).diagnoses == ()
+    # An exception raised after the ignored one's traceback ended is a failure again (the library's example line).
+    d = engine.analyze_text("\n".join([*ignored, "KeyError: 'input_ids'"])).diagnoses[0]
+    assert (d.id, d.initiator.line) == ("python-exception-one-rank", 6)

@@ -28,6 +28,12 @@ REPEATS_AT_END = 3
 AGENT_SIGKILL = "elastic-sigkill-entry"
 SUMMARY_EXIT = "summary-exitcode"  # a worker's exit code in the same summary
 AGENT_GRACE_SECONDS = 29
+# CPython's header above an exception it could not raise and went on from (PyErr_WriteUnraisable); the traceback
+# lines and the exception line under it, and how far below it they may be.
+IGNORED_HEADER = "python-exception-ignored"
+IGNORED_TRACEBACK = ("traceback-header", "traceback-frame")
+IGNORED_EXCEPTION = ("python-exception-line", "python-exception-line-other-class")
+IGNORED_BLOCK = 60
 
 
 def as_context(event: Event) -> Event:
@@ -54,7 +60,7 @@ def without_catch_all(event: Event) -> Event:
 
 def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
-    events = _needs_met_or_context(_claimed_twice([restored(e) for e in events]), input_lines)
+    events = _needs_met_or_context(_claimed_twice(_ignored_by_python([restored(e) for e in events])), input_lines)
     events = _killed_by_the_agent(events)
     # What the good run printed too is noise both runs share, whatever it says.
     events = [as_context(e) if e.in_baseline else e for e in events]
@@ -69,6 +75,30 @@ def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
         # Error lines that no reference explains are listed beside a recognised failure, not diagnosed.
         events = [without_catch_all(e) for e in events]
     return events
+
+
+def _ignored_by_python(events: list[Event]) -> list[Event]:
+    """A traceback CPython printed under "Exception ignored in: <object>" and went on from: its lines, up to the first
+    exception line after the header (within IGNORED_BLOCK lines), are context."""
+    headers = {(e.input_index, e.line) for e in events if e.pattern.id == IGNORED_HEADER}
+    if not headers:
+        return events
+    ignored: set[tuple[int, int]] = set()
+    open_at: dict[int, int] = {}  # input -> the line of the header whose traceback is being read
+    for e in sorted(events, key=lambda e: (e.input_index, e.line)):
+        key = (e.input_index, e.line)
+        if key in headers:
+            open_at[e.input_index] = e.line
+            continue
+        start = open_at.get(e.input_index)
+        if start is None or e.line - start > IGNORED_BLOCK:
+            continue
+        if e.pattern.id in IGNORED_TRACEBACK:
+            ignored.add(key)
+        elif e.pattern.id in IGNORED_EXCEPTION:
+            ignored.add(key)
+            del open_at[e.input_index]  # its exception line ends the ignored traceback
+    return [as_context(e) if (e.input_index, e.line) in ignored else e for e in events]
 
 
 def _killed_by_the_agent(events: list[Event]) -> list[Event]:
