@@ -367,11 +367,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         rank, naming = peer
         initiator = _silent_location(rank, events)
         silent_rank = rank
-        reporting = sorted(top.ranks())
         evidence_for.append(f"line {naming.line}{naming.source.on()} names rank {rank} as the peer it was waiting "
                             f"for: {clip(naming.text, 160)}")
-        headline = (f"rank {rank} left or failed; rank(s) {rank_ranges(reporting)} lost their connection to it"
-                    if reporting else f"rank {rank} left or failed; the others lost their connection to it")
+        # The naming line is a reporter's own (_named_peer), so there is at least one.
+        headline = (f"rank {rank} left or failed; rank(s) {rank_ranges(sorted(top.ranks()))} lost their connection "
+                    "to it")
         confidence = 0.5
     elif lost:
         # Every reporting rank lost a peer, and no rank in the log ended on its own: the peer is not here.

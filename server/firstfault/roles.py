@@ -12,9 +12,10 @@ from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
+TRACEBACK = ("traceback-header", "traceback-frame")  # a Python traceback's lines above its exception line
 # Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's
 # error trace, is what explains it; Hydra's wrapper precedes the traceback).
-HEADER_ONLY = ("traceback-header", "traceback-frame", "nccl-error-return", "hydra-job-error")
+HEADER_ONLY = (*TRACEBACK, "nccl-error-return", "hydra-job-error")
 # A launch that failed on another host (ssh refused, its daemon not started): the job never ran there, so a launcher
 # banner after it is the other hosts starting (colossalai run starts torchrun on each host), not a restart.
 REMOTE_LAUNCH_FAILURES = frozenset({"deepspeed-ssh-unreachable", "mpi-daemon-launch-failed"})
@@ -28,10 +29,9 @@ REPEATS_AT_END = 3
 AGENT_SIGKILL = "elastic-sigkill-entry"
 SUMMARY_EXIT = "summary-exitcode"  # a worker's exit code in the same summary
 AGENT_GRACE_SECONDS = 29
-# CPython's header above an exception it could not raise and went on from (PyErr_WriteUnraisable); the traceback
-# lines and the exception line under it, and how far below it they may be.
+# CPython's header above an exception it could not raise and went on from (PyErr_WriteUnraisable); the exception
+# line that ends the traceback under it (whose other lines are TRACEBACK's), and how far below it they may be.
 IGNORED_HEADER = "python-exception-ignored"
-IGNORED_TRACEBACK = ("traceback-header", "traceback-frame")
 IGNORED_EXCEPTION = ("python-exception-line", "python-exception-line-other-class")
 IGNORED_BLOCK = 60
 
@@ -93,7 +93,7 @@ def _ignored_by_python(events: list[Event]) -> list[Event]:
         start = open_at.get(e.input_index)
         if start is None or e.line - start > IGNORED_BLOCK:
             continue
-        if e.pattern.id in IGNORED_TRACEBACK:
+        if e.pattern.id in TRACEBACK:
             ignored.add(key)
         elif e.pattern.id in IGNORED_EXCEPTION:
             ignored.add(key)
