@@ -134,6 +134,9 @@ def test_sources_from_file_names(path, source, attempt):
      "ValueError: Current node"),
     # CloudWatch's console pasted as a table (Lightning-AI/litData#340)
     ("  | 2024-08-23T22:22:58.880Z | ----------------------------------------------------", "-----"),
+    # pytest's explanation of a failed test (facebookresearch/fairscale#124)
+    ("E       RuntimeError: baddbmm for CUDA tensors only supports floating-point types. Try converting the tensors "
+     "with .float() at /private/home/", "RuntimeError: baddbmm"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)
