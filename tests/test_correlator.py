@@ -251,6 +251,17 @@ def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_tha
     assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"
 
 
+def test_a_specific_reading_that_needs_another_line_keeps_the_catch_all_reading_where_that_line_is_missing(engine):
+    # pyg-team/pytorch_geometric#5340: CUDA's initialization error inside a DataLoader worker is a fork after the parent
+    # initialized CUDA. Without the worker's line the same exception line is still a failure, read as a plain
+    # exception, never "No failure found".
+    lines = ["RuntimeError: Caught RuntimeError in DataLoader worker process 0.",
+             "Original Traceback (most recent call last):",
+             "RuntimeError: CUDA error: initialization error"]
+    assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == "cuda-fork-reinit"
+    assert engine.analyze_text(lines[-1]).diagnoses[0].id == "python-exception-one-rank"
+
+
 def test_a_crash_whose_backtrace_is_in_libnccl_is_the_nccl_crash_though_the_signal_line_comes_first(engine):
     # chainer/chainer#7586: Open MPI's signal handler reports the segfault, then its backtrace shows the frames in
     # libnccl. Both references are rank crashes; segfault-one-rank names the libnccl frame as evidence against itself.

@@ -563,7 +563,8 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     """When the top hypothesis rests only on a catch-all line (an exception class and message), a specific
     failure earlier in the same block — the same input and rank, within a traceback's reach — is the cause that
     line wraps (Python prints a chain's first exception first), and so is one on the next lines, where a
-    multi-line message goes on (gloo's "[enforce fail at ...]" then its reason). A reference tagged
+    multi-line message goes on (gloo's "[enforce fail at ...]" then its reason), and one on the line itself (a
+    specific reading that counts only beside another line keeps the catch-all one too). A reference tagged
     reason-elsewhere (a result code whose reason NCCL prints in its own WARN before it, or after 'Last error:')
     yields to a specific failure on either side of it."""
     top = hypotheses[0]
@@ -578,7 +579,7 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
         for e in other.failures():
             distance = anchor.line - e.line
             after = -CONTINUATION_LINES <= distance < 0
-            if (e.input_index == anchor.input_index and (0 < distance or after or (either_side and distance < 0))
+            if (e.input_index == anchor.input_index and (0 <= distance or after or (either_side and distance < 0))
                     and abs(distance) <= BLOCK_LINES
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
                 return other

@@ -251,7 +251,9 @@ class Matcher:
                     result.report_lines.append(line_no)
                 matched = [(self.patterns[i], m) for i in candidates if i >= 0 and i not in self.slow
                            if (m := self._search(i, line))]
-                if any(not p.generic for p, _ in matched):
+                # A specific reading replaces the catch-all one, unless it counts only beside another line (needs):
+                # where that line is missing the catch-all reading is what remains.
+                if any(not p.generic and not p.needs for p, _ in matched):
                     matched = [(p, m) for p, m in matched if not p.generic]
                 if not matched:
                     continue
