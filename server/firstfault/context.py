@@ -170,8 +170,10 @@ _LEADING = re.compile(
     r")")
 # What a launcher puts at the very start of each line: Slurm's --label task number, pdsh's host (DeepSpeed's
 # multi-node runner). Not an exception class ("RuntimeError: ..." is the message itself).
-_LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]*(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]*(?:\.[\w-]+)*)"
-                         r": (?=\S)")
+# Bounded: a label is a task number or a host name, and on a line of megabytes without a space an unbounded run
+# backtracks through all of it (0.2 s per pattern on the hostile 200 MB line).
+_LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]{0,62}"
+                         r"(?:\.[\w-]{1,63}){0,126}): (?=\S)")
 
 
 def message_start(line: str) -> int:
