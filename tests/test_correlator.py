@@ -260,6 +260,13 @@ def test_a_specific_reading_that_needs_another_line_keeps_the_catch_all_reading_
              "RuntimeError: CUDA error: initialization error"]
     assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == "cuda-fork-reinit"
     assert engine.analyze_text(lines[-1]).diagnoses[0].id == "python-exception-one-rank"
+    # kubeflow/trainer#2008: "Connection reset by peer" under init_process_group is the rendezvous store going away;
+    # the catch-all exception reading of the same line, kept beside it, does not outrank it.
+    lines = ['  File "/opt/conda/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 360, in '
+             'init_process_group',
+             "    timeout=timeout)",
+             "RuntimeError: Connection reset by peer"]
+    assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == "rendezvous-store-unreachable"
 
 
 def test_a_crash_whose_backtrace_is_in_libnccl_is_the_nccl_crash_though_the_signal_line_comes_first(engine):
