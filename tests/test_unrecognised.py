@@ -380,3 +380,5 @@ def test_an_exception_python_ignored_and_went_on_from_is_no_failure(engine):
     # An exception raised after the ignored one's traceback ended is a failure again (the library's example line).
     d = engine.analyze_text("\n".join([*ignored, "KeyError: 'input_ids'"])).diagnoses[0]
     assert (d.id, d.initiator.line) == ("python-exception-one-rank", 6)
+    # The ignored exception may be a bare class name (multiprocessing's EOFError at exit, LucaOne/LucaOne#29).
+    assert engine.analyze_text("\n".join([*ignored[:-1], "EOFError"])).diagnoses == ()

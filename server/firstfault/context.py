@@ -176,13 +176,16 @@ _LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exception|W
                          r"(?:\.[\w-]{1,63}){0,126}): (?=\S)")
 
 
+_SPACES = re.compile(r"\s*")
+
+
 def message_start(line: str) -> int:
     """The column where the message begins, after a launcher's line label and the prefixes in _LEADING (0 when
     there are none)."""
     pos = m.end() if (m := _LINE_LABEL.match(line)) else 0
     while (m := _LEADING.match(line, pos)) and m.end() > pos:
         pos = m.end()
-    return pos + len(line[pos:]) - len(line[pos:].lstrip()) if pos else 0
+    return _SPACES.match(line, pos).end() if pos else 0
 
 
 _SUMMARY_FIELD = re.compile(r"^\s{0,4}(?:exitcode|error_file|traceback|time|host|rank)\s*:")

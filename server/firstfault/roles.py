@@ -32,7 +32,7 @@ AGENT_GRACE_SECONDS = 29
 # CPython's header above an exception it could not raise and went on from (PyErr_WriteUnraisable); the exception
 # line that ends the traceback under it (whose other lines are TRACEBACK's), and how far below it they may be.
 IGNORED_HEADER = "python-exception-ignored"
-IGNORED_EXCEPTION = ("python-exception-line", "python-exception-line-other-class")
+IGNORED_EXCEPTION = ("python-exception-line", "python-exception-line-other-class", "python-exception-line-bare")
 IGNORED_BLOCK = 60
 
 
