@@ -1,6 +1,7 @@
 import pytest
 
-from firstfault.context import Source, message_start, parse_line, parse_time, source_from_path, summary_entry_source
+from firstfault.context import (Source, flattened_entry_source, message_start, parse_line, parse_time, source_from_path,
+                                summary_entry_source)
 
 
 @pytest.mark.parametrize("line, source", [
@@ -84,6 +85,24 @@ def test_summary_entry_source_reads_rank_host_and_root_cause_heading():
              "  time      : 2026-12-02_18:27:09", "[0]:", "Root Cause (first observed failure):"]
     assert summary_entry_source(above) == (Source(rank=1, local_rank=1, host="node7"), True)
     assert summary_entry_source(above[:5] + ["Failures:"]) == (Source(rank=1, local_rank=1, host="node7"), False)
+
+
+# Entries that lost their line breaks or alignment in a paste or a log console (AMVUR#2, litData#340).
+@pytest.mark.parametrize("line, source", [
+    ("  | 2024-08-23T22:22:58.879Z | [2]: time : 2024-08-23_22:22:58 host : algo-2 rank : 2 (local_rank: 2) exitcode "
+     ": -6 (pid: 189) error_file: <N/A> traceback : Signal 6 (SIGABRT) received by PID 189",
+     Source(rank=2, local_rank=2, host="algo-2")),
+    ("rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>", Source(rank=2, local_rank=2)),
+    ("failed (exitcode: 1) local_rank: 1 (pid: 2237) of binary: /usr/bin/python", Source()),
+])
+def test_flattened_summary_entry_names_its_rank(line, source):
+    assert flattened_entry_source(line) == source
+
+
+def test_summary_field_under_a_flattened_rank_line_takes_its_rank():
+    above = ["traceback : signal 9 (SIGKILL) received by PID 36071",
+             "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>", "ding-X10DRG"]
+    assert summary_entry_source(above) == (Source(rank=2, local_rank=2), False)
 
 
 @pytest.mark.parametrize("path, source, attempt", [

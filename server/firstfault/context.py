@@ -189,13 +189,25 @@ def message_start(line: str) -> int:
 
 
 _SUMMARY_FIELD = re.compile(r"^\s{0,4}(?:exitcode|error_file|traceback|time|host|rank)\s*:")
-_SUMMARY_RANK = re.compile(r"^\s{0,4}rank\s*:\s*(\d+)\s*\(local_rank:\s*(\d+)\)")
+# A pasted summary can lose its line breaks or its alignment ("rank2 (local rank: 2)exitcode: -9 ...", a log
+# console's "[2]: time : ... host : algo-2 rank : 2 (local_rank: 2) exitcode : -6 ..."): the entry on one line.
+_SUMMARY_RANK = re.compile(r"^\s{0,4}rank\s*:?\s*(\d+)\s*\(local[_ ]rank:\s*(\d+)\)")
 _SUMMARY_HOST = re.compile(r"^\s{0,4}host\s*:\s*(\S+)")
+_FLAT_RANK = re.compile(r"(?<![\w-])rank\s*:?\s*(\d+)\s*\(local[_ ]rank:\s*(\d+)\)")
+_FLAT_HOST = re.compile(r"(?<![\w-])host\s*:\s*([\w.-]+)\s+rank\b")
 _SUMMARY_HEADER = re.compile(r"^\s{0,4}\[\d+\]:\s*$")
 
 
 def is_summary_field(line: str) -> bool:
     return bool(_SUMMARY_FIELD.match(line))
+
+
+def flattened_entry_source(line: str) -> Source:
+    """Rank and host of a torchelastic failure entry pasted on one line (see _FLAT_RANK)."""
+    if "local" not in line or not (m := _FLAT_RANK.search(line)):
+        return Source()
+    host = h.group(1) if (h := _FLAT_HOST.search(line, 0, m.end())) else None
+    return Source(rank=bounded(m.group(1)), local_rank=bounded(m.group(2)), host=host)
 
 
 def summary_entry_source(previous: list[str]) -> tuple[Source, bool]:

@@ -9,7 +9,8 @@ from typing import Callable, Iterable, Iterator
 import ahocorasick
 import attrs
 
-from firstfault.context import Source, is_summary_field, message_start, parse_line, parse_time, summary_entry_source
+from firstfault.context import (Source, flattened_entry_source, is_summary_field, message_start, parse_line, parse_time,
+                                summary_entry_source)
 from firstfault.guards import guard
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
@@ -322,7 +323,7 @@ class Matcher:
 
     def _block_source(self, text: str, start: int, line: str) -> tuple[Source, bool]:
         if not is_summary_field(line):
-            return Source(), False
+            return flattened_entry_source(line), False
         return summary_entry_source([line, *self._previous_lines(text, start, 10)])
 
     def _inherited_time(self, text: str, start: int) -> float | None:
