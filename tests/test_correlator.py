@@ -685,6 +685,22 @@ def test_invalid_usage_without_nccls_reason_offers_two_ranks_on_one_gpu_next(eng
     assert [d.id for d in engine.analyze_text(other).diagnoses] == ["nccl-error-without-detail"]
 
 
+def test_a_deepspeed_launcher_that_killed_its_workers_without_a_word_from_them_leads_with_the_oom_killer(engine):
+    # deepspeedai/DeepSpeed#3938 (resuming: the launcher kills all four workers while rank 0 loads its optimizer
+    # state, no traceback) and 2U1/Qwen-VL-Series-Finetune#135, whose dmesg showed the OOM killer.
+    killing = ["[2023-07-25 00:38:05,103] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 230",
+               "[2023-07-25 00:38:08,243] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 231"]
+    first, second = engine.analyze_text("\n".join(killing)).diagnoses[:2]
+    assert (first.id, first.possible, first.suggested) == ("host-oom-kill", True, True)
+    assert (second.id, second.undetermined) == ("deepspeed-launcher-child-failed", True)
+    assert first.confidence > second.confidence
+    # The worker's exit code says otherwise (1: a Python exception that the excerpt does not reach): no suggestion.
+    code = ("[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] ['/data/anaconda3/envs/llama/bin/python',"
+            " '-u', 'src/train_bash.py', '--local_rank=4', '--stage', 'sft'] exits with return code = 1")
+    assert [d.id for d in engine.analyze_text("\n".join([*killing, code])).diagnoses] == [
+        "deepspeed-launcher-child-failed"]
+
+
 def test_a_ray_worker_that_vanished_offers_the_oom_killer_next(engine):
     # OpenRLHF/OpenRLHF#187, the whole paste: Ray's own list of causes starts with the OOM killer.
     line = ("The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "

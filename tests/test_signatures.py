@@ -280,6 +280,8 @@ def test_once_per_must_name_groups_of_the_regex(tmp_path, once_per):
      "suggests: capture 'nope' is no named group of this file's regexes"),
     ('reference = "no-such-ref"\ncapture = "iface"\nvalues = ["eth0"]\nwhy = "w"',
      "suggests 'no-such-ref', which is not a known reference"),
+    ('reference = "my-ref"\npattern = "nope"\nwhy = "w"', "suggests: pattern 'nope' is no pattern of this file"),
+    ('reference = "my-ref"\ncapture = "iface"\nwhy = "w"', "suggests: a capture needs the values it must take"),
 ])
 def test_a_suggestion_names_a_group_of_its_regexes_and_a_known_reference(tmp_path, suggests, message):
     text = GOOD + "\n[[suggests]]\n" + suggests + "\n"

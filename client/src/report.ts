@@ -26,6 +26,8 @@ export interface Diagnosis {
   undetermined: boolean;
   /** The only evidence is a line healthy runs print too (an excerpt, or a log that stops mid-retry). */
   possible?: boolean;
+  /** Not read from the log: what usually explains lines that do not name their cause. */
+  suggested?: boolean;
   /** What happened between the ranks, when the verdict rests on it (a silent, departed, lagging or odd rank). */
   headline?: string;
   /** Error lines (one per template) that no reference explains, listed beside the verdict. */

@@ -58,7 +58,7 @@ function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string 
   const verdict = d.undetermined
     ? `<p class="verdict unsure">Not sure: ${esc(d.title)}. The log cannot tell; check these next.</p>`
     : d.possible
-    ? `<p class="verdict unsure">Possible cause${d.initiator ? ` at <strong>${esc(where(d.initiator))}</strong>` : ""}: ${esc(d.title)}. The only evidence is a line healthy runs print too.</p>`
+    ? `<p class="verdict unsure">Possible cause${d.initiator ? ` at <strong>${esc(where(d.initiator))}</strong>` : ""}: ${esc(d.title)}. ${d.suggested ? "The log does not show the cause; this is what usually explains its lines." : "The only evidence is a line healthy runs print too."}</p>`
     : `<p class="verdict">${d.initiator ? `<strong>${esc(where(d.initiator))}</strong> started it: ` : ""}${esc(d.title)}</p>`;
   const confidence = (d.headline ? `<p class="headline">${esc(d.headline)}.</p>` : "") +
     `<p class="confidence">confidence ${Math.round(d.confidence * 100)}%</p>`;

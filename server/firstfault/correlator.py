@@ -533,18 +533,23 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
 
 def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str, Reference]) -> list[Diagnosis]:
     """What usually explains the verdict's evidence when the log does not say (the reference's `suggests`): a
-    hypothesis below the verdict, at the verdict's place, with the line that would settle it."""
+    hypothesis at the verdict's place, with the line that would settle it. It ranks below the verdict, except above
+    one that is undetermined: there it is the only cause on offer."""
     verdict, shown = diagnoses[0], {d.reference.id for d in diagnoses}
+    confidence = verdict.confidence + 0.05 if verdict.undetermined else max(0.05, verdict.confidence - 0.2)
     out = []
     for suggestion in top.reference.suggests:
         reference = references.get(suggestion.reference)
-        evidence = next((e for e in top.failures() if suggestion.fits(e.captures)), None)
+        failures = top.failures()
+        evidence = next((e for e in failures if suggestion.fits(e.captures)), None)
+        if suggestion.pattern and any(e.pattern.id != suggestion.pattern for e in failures):
+            evidence = None
         if reference is None or evidence is None or reference.id in shown:
             continue
         shown.add(reference.id)
         out.append(Diagnosis(
             reference=reference,
-            confidence=_clamp(max(0.05, verdict.confidence - 0.2)),
+            confidence=_clamp(confidence),
             initiator=Location.of(evidence),
             collateral=(),
             collateral_total=0,
@@ -555,6 +560,7 @@ def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str
                                      if not c.when) if c.complete),
             events=(evidence,),
             possible=True,
+            suggested=True,
         ))
     return out
 

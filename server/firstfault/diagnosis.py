@@ -116,6 +116,8 @@ class Diagnosis:
     undetermined: bool = False
     # The evidence is a line healthy runs print too, counted because nothing else in the input failed.
     possible: bool = False
+    # Not read from the log: what usually explains lines that do not name their cause (a reference's `suggests`).
+    suggested: bool = False
     # What happened between the ranks, in one sentence, when the verdict rests on it (a silent, departed,
     # lagging or odd rank): "rank 3 stopped responding; rank(s) 0-2 timed out waiting for it".
     headline: str = ""
@@ -145,6 +147,7 @@ class Diagnosis:
             "confidence": round(self.confidence, 2),
             "undetermined": self.undetermined,
             "possible": self.possible,
+            "suggested": self.suggested,
             "headline": self.headline,
             "initiator": self.initiator.to_json() if self.initiator else None,
             "collateral": [loc.to_json() for loc in self.collateral],
@@ -207,3 +210,10 @@ class Report:
             "notes": list(self.notes),
             **({"baseline": self.comparison.to_json()} if self.comparison is not None else {}),
         }
+
+
+def possible_because(d: Diagnosis) -> str:
+    """Why a possible cause is only possible, in one clause."""
+    if d.suggested:
+        return "The log does not show the cause; this is what usually explains its lines"
+    return "Healthy runs print this line too; here it is the only failure evidence"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from firstfault.annotations import who
 from firstfault.commands import fill, own_inputs
-from firstfault.diagnosis import Diagnosis, Report
+from firstfault.diagnosis import Diagnosis, Report, possible_because
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
 
@@ -45,8 +45,7 @@ def _verdict_line(event: Event, kind: str, diagnosis: Diagnosis | None) -> str:
     source = who(event.source.rank, event.source.host)
     where = f" ({source})" if source else ""
     if kind == "initiator" and diagnosis is not None and diagnosis.possible:
-        return (f"**firstfault: possible cause**{where}: healthy runs print this line too; here it is the only "
-                "failure evidence.")
+        return f"**firstfault: possible cause**{where}: {possible_because(diagnosis).lower()}."
     if kind == "initiator" and event.reference_id == UNRECOGNISED:
         return (f"**firstfault: the earliest error line no reference explains**{where}; the cause is not named.")
     if kind == "initiator":

@@ -453,13 +453,20 @@ def _suggests(check: _Checker, data: dict[str, Any], patterns: list[Pattern]) ->
     out = []
     for index, entry in enumerate(check.tables(data, "suggests")):
         line = _table_line(check.text, "suggests", index)
-        reference, capture, why = (check.string(entry, k, line_from=line) for k in ("reference", "capture", "why"))
+        reference, why = (check.string(entry, k, line_from=line) for k in ("reference", "why"))
+        pattern = check.string(entry, "pattern", line_from=line, required=False)
+        capture = check.string(entry, "capture", line_from=line, required=not pattern)
         values = check.strings(entry, "values", line_from=line)
-        if capture and groups is not None and capture not in groups:
+        if pattern and pattern not in {p.id for p in patterns}:
+            check.fail(line, f"suggests: pattern '{pattern}' is no pattern of this file; write one of: "
+                             f"{', '.join(p.id for p in patterns)}")
+        elif capture and groups is not None and capture not in groups:
             check.fail(line, f"suggests: capture '{capture}' is no named group of this file's regexes; write one "
                              f"of: {', '.join(sorted(groups))}")
-        elif reference and capture and values and why:
-            out.append(Suggestion(reference, capture, tuple(v.lower() for v in values), why))
+        elif capture and not values:
+            check.fail(line, "suggests: a capture needs the values it must take; write values = [\"...\"]")
+        elif reference and why and (pattern or capture):
+            out.append(Suggestion(reference, capture, tuple(v.lower() for v in values), why, pattern))
     return tuple(out)
 
 

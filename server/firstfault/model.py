@@ -91,13 +91,16 @@ class SampleTest:
 
 @attrs.frozen
 class Suggestion:
+    """What usually explains a verdict when the log does not say: where a failure line's `capture` is one of
+    `values`, or (`pattern`) where the verdict rests on that pattern's lines alone."""
     reference: str
     capture: str
     values: tuple[str, ...]  # compared lower-cased
     why: str
+    pattern: str = ""
 
     def fits(self, captures: dict[str, str]) -> bool:
-        return captures.get(self.capture, "").lower() in self.values
+        return not self.capture or captures.get(self.capture, "").lower() in self.values
 
 
 @attrs.frozen

@@ -6,7 +6,7 @@ import json
 import math
 
 from firstfault.commands import fill
-from firstfault.diagnosis import Diagnosis, Location, Report, clip, rank_ranges
+from firstfault.diagnosis import Diagnosis, Location, Report, clip, possible_because, rank_ranges
 from firstfault.frameworks import display_name
 from firstfault.knowledge import Entry, entry_parts
 from firstfault.model import Reference
@@ -126,7 +126,7 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
     elif d.possible:
         out.append(style.yellow(style.bold("POSSIBLE CAUSE")) + f"  {ref.title}  " +
                    style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))
-        out.append("  The only failure evidence is a line that healthy runs print too; see the evidence below.")
+        out.append("  " + possible_because(d) + "; see the evidence below.")
     else:
         out.append(style.red(style.bold("FIRST FAILURE")) + f"  {ref.title}  " +
                    style.dim(f"[{ref.id}] confidence {d.confidence:.2f}"))

@@ -88,3 +88,13 @@ test("a comparison with a good run shows how far each got, the setup that differ
   assert.match(html, /4 failure-like line\(s\) of the failed run were printed by the good run too/);
   assert.doesNotMatch(renderReport(exampleReport(), options), /Compared with a good run/);
 });
+
+test("a possible cause says why it is only possible: a line healthy runs print, or the usual explanation", () => {
+  const report = exampleReport();
+  report.diagnoses[0].possible = true;
+  assert.match(renderReport(report, options), /The only evidence is a line healthy runs print too\./);
+  report.diagnoses[0].suggested = true;
+  const html = renderReport(report, options);
+  assert.match(html, /The log does not show the cause; this is what usually explains its lines\./);
+  assert.doesNotMatch(html, /healthy runs print too/);
+});
