@@ -235,6 +235,21 @@ def test_on_one_node_the_local_rank_is_the_rank(engine):
     assert engine.analyze_paths([EXAMPLES / "oom-cascade" / "train.log"]).diagnoses[0].initiator.rank == 2
 
 
+def test_a_worker_named_by_its_pid_takes_the_rank_its_nccl_lines_carry(engine):
+    # TIGER-AI-Lab/Mantis#11: four ranks' NCCL lines give each pid its global rank; torchrun then reports the worker it
+    # lost by local rank and pid only.
+    paste = [
+        "e7497f3c073c:6956:9753 [1] NCCL INFO comm 0x761d313cac20 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 4000 "
+        "commId 0x273b00670b73d30e - Init COMPLETE",
+        "e7497f3c073c:6957:9752 [2] NCCL INFO comm 0x7ed4193cafe0 rank 2 nranks 4 cudaDev 2 nvmlDev 2 busId 5000 "
+        "commId 0x273b00670b73d30e - Init COMPLETE",
+        "E0715 08:53:42.146000 127238712194880 torch/distributed/elastic/multiprocessing/api.py:826] failed (exitcode: -9)"
+        " local_rank: 2 (pid: 6957) of binary: /workspace/miniconda3/envs/Mantis/bin/python",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.host, d.initiator.pid) == ("host-oom-kill", 2, "e7497f3c073c", 6957)
+
+
 def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_that_wraps_it(engine):
     # Python prints a chain's first exception first; the generic catch-all matched the wrapper below it.
     # Lines: gloo's pair.cc connect error as PyTorch raised it (a public thread quoting pytorch 1.9), then the

@@ -14,7 +14,7 @@ import attrs
 from firstfault.commands import fill, own_inputs
 from firstfault.context import Source
 from firstfault.diagnosis import (BLOCK_LINES, Attempt, Diagnosis, Location, blamed_rank, clip, lend_rank,
-                                  rank_ranges)
+                                  process_id, rank_ranges)
 from firstfault.frameworks import fix_for, frameworks_in
 from firstfault.hosts import REFERENCE as HOSTS, differing_hosts, host_difference_verdict
 from firstfault.hypothesis import Hypothesis, event_key
@@ -166,10 +166,11 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
     for e in events:
         s = e.source
         rank = s.rank
-        if rank is None and s.pid is not None:
-            rank = by_pid.get((s.host, s.pid))
+        pid = process_id(e)
+        if rank is None and pid is not None:
+            rank = by_pid.get((s.host, pid))
             if rank is None and s.host is None:
-                rank = next((r for (h, p), r in by_pid.items() if p == s.pid), None)
+                rank = next((r for (h, p), r in by_pid.items() if p == pid), None)
         if rank is None and s.local_rank is not None:
             rank = by_local.get((s.host, s.local_rank))
             if rank is None and len(hosts_by_local[s.local_rank]) == 1:

@@ -9,7 +9,7 @@ import attrs
 from firstfault.commands import VerifyCommand
 from firstfault.matcher import Event
 from firstfault.model import Reference
-from firstfault.numbers import bounded, single_gap
+from firstfault.numbers import MAX_PID, bounded, single_gap
 
 
 BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be
@@ -58,7 +58,7 @@ class Location:
     def of(cls, event: Event) -> "Location":
         s = event.source
         return cls(s.rank, s.host, event.path, event.line, event.text, event.col_start, event.col_end,
-                   event.reference_id, event.pattern.id, event.time, s.local_rank, s.pid, s.device)
+                   event.reference_id, event.pattern.id, event.time, s.local_rank, process_id(event), s.device)
 
     def to_json(self) -> dict[str, Any]:
         json = {"rank": self.rank, "host": self.host, "path": self.path, "line": self.line, "text": self.text,
@@ -67,6 +67,12 @@ class Location:
         json.update({k: v for k, v in (("local_rank", self.local_rank), ("pid", self.pid), ("device", self.device))
                      if v is not None})
         return json
+
+
+def process_id(event: Event) -> int | None:
+    """The pid of the process a line is about: its prefix's, else the one its text names (a launcher's
+    "failed (exitcode: -9) local_rank: 2 (pid: 6957)")."""
+    return event.source.pid if event.source.pid is not None else bounded(event.captures.get("pid"), MAX_PID)
 
 
 def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
