@@ -538,10 +538,10 @@ def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str
     one that is undetermined: there it is the only cause on offer."""
     verdict, shown = diagnoses[0], {d.reference.id for d in diagnoses}
     confidence = verdict.confidence + 0.05 if verdict.undetermined else max(0.05, verdict.confidence - 0.2)
+    failures = top.failures()
     out = []
     for suggestion in top.reference.suggests:
         reference = references.get(suggestion.reference)
-        failures = top.failures()
         evidence = next((e for e in failures if suggestion.fits(e.captures)), None)
         if suggestion.pattern and any(e.pattern.id != suggestion.pattern for e in failures):
             evidence = None
