@@ -382,3 +382,15 @@ def test_an_exception_python_ignored_and_went_on_from_is_no_failure(engine):
     assert (d.id, d.initiator.line) == ("python-exception-one-rank", 6)
     # The ignored exception may be a bare class name (multiprocessing's EOFError at exit, LucaOne/LucaOne#29).
     assert engine.analyze_text("\n".join([*ignored[:-1], "EOFError"])).diagnoses == ()
+
+
+def test_an_unrecognised_first_failure_takes_its_rank_from_the_launchers_report_beside_it(engine):
+    # yangjianxin1/Firefly-LLaMA2-Chinese#9, the paste's first lines: bitsandbytes' error, then torchrun's report of
+    # the worker that failed, by local rank on a single node.
+    paste = [
+        "Error operation not supported at line 351 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 31779) of binary: "
+        "/root/miniconda3/envs/chatglm_ft/bin/python",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.initiator.rank) == ("unrecognised-failure", 0)

@@ -247,7 +247,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         differing = host_difference_verdict(references[HOSTS], events) if HOSTS in references else None
         return ([differing] if differing else []), notes
     if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
-        verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures())
+        verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures(), events)
         return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes
     present_patterns = {e.pattern.id for e in events}
     # Evidence against a hypothesis (a pattern it names as pointing elsewhere) weighs before which came first: among
