@@ -695,8 +695,10 @@ def test_invalid_usage_without_nccls_reason_offers_two_ranks_on_one_gpu_next(eng
     first, second = engine.analyze_text(line).diagnoses[:2]
     assert (first.id, second.id) == ("nccl-error-without-detail", "duplicate-gpu")
     assert second.confidence < first.confidence and "Duplicate GPU detected" in second.evidence_against[0]
-    # another result code suggests nothing
-    other = line.replace("invalid usage", "unhandled system error")
+    # a failed system call suggests the container's /dev/shm; a CUDA error suggests nothing
+    system = line.replace("invalid usage", "unhandled system error")
+    assert [d.id for d in engine.analyze_text(system).diagnoses] == ["nccl-error-without-detail", "dev-shm-too-small"]
+    other = line.replace("invalid usage", "unhandled cuda error")
     assert [d.id for d in engine.analyze_text(other).diagnoses] == ["nccl-error-without-detail"]
 
 
