@@ -3,6 +3,8 @@ import pytest
 from conftest import CLEAN, EXAMPLES, REALRUN
 from firstfault.annotations import annotate
 from firstfault.diagnosis import rank_ranges
+from firstfault.engine import Engine
+from firstfault.loader import load_library
 
 
 def top(engine, *paths):
@@ -729,3 +731,35 @@ def test_a_ray_worker_that_vanished_offers_the_oom_killer_next(engine):
     # an actor that died with a Python exception of its own (USER_ERROR) suggests nothing
     user = "The actor is dead because its worker process has died. Worker exit type: USER_ERROR"
     assert [d.id for d in engine.analyze_text(user).diagnoses] == ["ray-actor-died"]
+
+
+REFERENCE = """id = "{id}"
+title = "t"
+category = "process"
+tier = "rank-crash"
+severity = "error"
+status = "experimental"
+summary = "s"
+mechanism = "m"
+references = ["https://example.org/x"]
+
+[[patterns]]
+id = "{id}-line"
+literals = ["{literal}"]
+regex = '{literal}'
+role = "cause"
+emitter = "other"
+match = ["{literal}", "MemoryError: {literal}"]
+near_miss = ["nothing alike"]
+"""
+
+
+def test_two_readings_of_one_line_are_ordered_by_where_they_match_not_by_the_library_order(tmp_path):
+    # RAPIDS' device OOM raised as a C++ bad_alloc (rapidsai/cugraph#2769): the detail that names the cause comes
+    # after the generic class name. The generic reading's file sorts first; the reading further along still leads.
+    (tmp_path / "a-host.toml").write_text(REFERENCE.format(id="a-host", literal="std::bad_alloc"))
+    (tmp_path / "b-device.toml").write_text(REFERENCE.format(id="b-device", literal="out_of_memory: RMM failure"))
+    engine = Engine(load_library([tmp_path], include_builtin=False))
+    line = ("MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/conda/envs/rapids-22.10/include/rmm/mr/device/"
+            "pool_memory_resource.hpp:193: Maximum pool s")
+    assert [d.id for d in engine.analyze_text(line).diagnoses][0] == "b-device"
