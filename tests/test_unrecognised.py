@@ -163,6 +163,15 @@ def test_the_editor_shows_a_possible_cause_as_a_warning(engine):
     assert _severity(first) == types.DiagnosticSeverity.Warning and first.message.startswith("Possible cause")
 
 
+def test_the_editor_shows_a_suggested_cause_as_a_warning(engine):
+    # deepspeedai/DeepSpeed#3938: the launcher killing its workers, nothing else; the OOM killer is only the usual cause.
+    report = engine.analyze_text("\n".join([
+        "[2023-07-25 00:38:05,103] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 230",
+        "[2023-07-25 00:38:08,243] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 231"]))
+    first = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
+    assert _severity(first) == types.DiagnosticSeverity.Warning and first.message.startswith("Possible cause")
+
+
 def test_the_initiator_carries_pid_and_device_but_a_device_is_no_rank(engine):
     report = engine.analyze_text("\n".join(NCCL_SOCKET))
     initiator = report.to_json()["diagnoses"][0]["initiator"]

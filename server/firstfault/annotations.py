@@ -26,6 +26,9 @@ class LineNote:
     ranks: tuple[int, ...] = ()
     similar: tuple[Event, ...] = ()  # the other lines collapsed into this note
     initiator: Location | None = None
+    # The verdict this line starts is only possible: a line healthy runs print too, or the usual explanation of
+    # lines that do not name their cause.
+    tentative: bool = False
 
     @property
     def input_index(self) -> int:
@@ -83,7 +86,8 @@ def annotate(report: Report, references: dict[str, Reference], cap: int = 500) -
         ref = references.get(first.reference_id)
         title = ref.title if ref else first.reference_id
         note = LineNote(kind, first, title, "", ranks, tuple(events[1:1 + MAX_COLLAPSED]),
-                        diagnosis.initiator if diagnosis else None)
+                        diagnosis.initiator if diagnosis else None,
+                        kind == "initiator" and diagnosis is not None and diagnosis.possible)
         notes[first.input_index].append(attrs.evolve(note, message=_message(note, diagnosis, len(events), report)))
     for index in notes:
         notes[index].sort(key=lambda n: (KINDS.index(n.kind), n.line))

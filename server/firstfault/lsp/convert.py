@@ -62,9 +62,10 @@ def diagnostic(note: LineNote, uri_of: UriOf, path_uri: Callable[[str], str | No
 
 
 def _severity(note: LineNote) -> types.DiagnosticSeverity:
-    """A first failure no reference explains, or a possible cause (a line healthy runs print too), is a
-    Warning: the log shows where, but the cause is unnamed or tentative."""
-    if note.kind == "initiator" and (note.event.reference_id == UNRECOGNISED or note.event.possible):
+    """A first failure no reference explains, or a possible cause (a line healthy runs print too, or the usual
+    explanation of lines that do not name their cause), is a Warning: the log shows where, but the cause is unnamed
+    or tentative."""
+    if note.kind == "initiator" and (note.event.reference_id == UNRECOGNISED or note.tentative):
         return types.DiagnosticSeverity.Warning
     return SEVERITY[note.kind]
 
