@@ -18,6 +18,18 @@ REALRUN = FIXTURES / "realrun"
 CLEAN = FIXTURES / "clean"
 EXAMPLES = ROOT / "examples"
 
+# The fields every reference file needs, for tests that write their own (the patterns follow).
+REFERENCE_HEAD = '''id = "{id}"
+title = "A failure"
+category = "process"
+tier = "rank-crash"
+severity = "error"
+status = "experimental"
+summary = "s"
+mechanism = "m"
+references = ["https://example.org/x"]
+'''
+
 
 @pytest.fixture(scope="session")
 def engine() -> Engine:

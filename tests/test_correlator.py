@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import CLEAN, EXAMPLES, REALRUN
+from conftest import CLEAN, EXAMPLES, REALRUN, REFERENCE_HEAD
 from firstfault.annotations import annotate
 from firstfault.diagnosis import rank_ranges
 from firstfault.engine import Engine
@@ -733,16 +733,7 @@ def test_a_ray_worker_that_vanished_offers_the_oom_killer_next(engine):
     assert [d.id for d in engine.analyze_text(user).diagnoses] == ["ray-actor-died"]
 
 
-REFERENCE = """id = "{id}"
-title = "t"
-category = "process"
-tier = "rank-crash"
-severity = "error"
-status = "experimental"
-summary = "s"
-mechanism = "m"
-references = ["https://example.org/x"]
-
+REFERENCE = REFERENCE_HEAD + """
 [[patterns]]
 id = "{id}-line"
 literals = ["{literal}"]

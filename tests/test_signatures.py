@@ -3,20 +3,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REFERENCE_HEAD
 from firstfault.commands import fill
 from firstfault.loader import builtin_dir, load_library, load_reference
 from firstfault.model import Command
 
-GOOD = '''id = "my-ref"
-title = "A failure"
-category = "process"
-tier = "rank-crash"
-severity = "error"
-status = "experimental"
-summary = "s"
-mechanism = "m"
-references = ["https://example.org/x"]
-
+GOOD = REFERENCE_HEAD.format(id="my-ref") + '''
 [[patterns]]
 id = "p"
 literals = ["boom happened"]
