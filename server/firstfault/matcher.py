@@ -260,7 +260,8 @@ class Matcher:
                     continue
                 # Two readings of one line: the one that matches further along reads the detail that names the
                 # cause (RMM's "std::bad_alloc: out_of_memory: ..."), and the order must not hang on library order.
-                matched.sort(key=lambda pm: -pm[1].start())
+                if len(matched) > 1:
+                    matched.sort(key=lambda pm: -pm[1].start())
                 ctx = parse_line(line)
                 block_source, root_cause = self._block_source(text, start, line)
                 timing = None  # (time, clock, inferred): read only for a line whose event is kept
