@@ -156,8 +156,8 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
             by_pid[(s.host, s.pid)] = s.rank
         if s.local_rank is not None:
             by_local[(s.host, s.local_rank)] = s.rank
-        if bounded(e.captures.get("pid"), MAX_PID) is not None:
-            by_pid[(s.host, bounded(e.captures["pid"], MAX_PID))] = s.rank
+        if (named := bounded(e.captures.get("pid"), MAX_PID)) is not None:
+            by_pid[(s.host, named)] = s.rank
     hosts_by_local = defaultdict(set)
     for host, local in by_local:
         hosts_by_local[local].add(host)
@@ -542,9 +542,8 @@ def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str
     out = []
     for suggestion in top.reference.suggests:
         reference = references.get(suggestion.reference)
-        evidence = next((e for e in failures if suggestion.fits(e.captures)), None)
-        if suggestion.pattern and any(e.pattern.id != suggestion.pattern for e in failures):
-            evidence = None
+        alone = not suggestion.pattern or all(e.pattern.id == suggestion.pattern for e in failures)
+        evidence = next((e for e in failures if suggestion.fits(e.captures)), None) if alone else None
         if reference is None or evidence is None or reference.id in shown:
             continue
         shown.add(reference.id)

@@ -51,8 +51,9 @@ def _shown_text(event: Event) -> str:
 
 
 def unrecognised_verdict(reference: Reference, failures: list[Event], events: list[Event]) -> Diagnosis:
-    """The earliest error line is the first-failure candidate; the cause stays unnamed. `events` are the attempt's
-    lines, which may name the rank the first line does not (a launcher's report of the worker beside it)."""
+    """The earliest error line is the first-failure candidate; the cause stays unnamed. `events` are all the attempt's
+    lines (`failures` among them), which may name the rank the first line does not (a launcher's report of the worker
+    beside it)."""
     found = templates(failures)
     # What says something first; else a traceback's header, which begins the block, before its frames.
     meaningful = ([t for t in found if t.events[0].pattern.id not in HEADER_ONLY]
@@ -69,7 +70,7 @@ def unrecognised_verdict(reference: Reference, failures: list[Event], events: li
     if possible:
         evidence.insert(0, failures[0].possible)
     initiator = Location.of(first)
-    if initiator.rank is None and (lent := lend_rank(initiator, [*failures, *events])) is not None:
+    if initiator.rank is None and (lent := lend_rank(initiator, events)) is not None:
         initiator = attrs.evolve(initiator, rank=lent[0])
         evidence.append(f"line {first.line} names no rank; line {lent[1]} of the same block names rank {lent[0]}")
     return Diagnosis(
