@@ -552,6 +552,22 @@ def test_one_collective_of_another_size_at_one_sequence_number_is_the_odd_one(en
     assert any("rank(s) 0 in _ALLGATHER_BASE of 75264 elements" in e for e in d.evidence_for)
 
 
+def test_a_collective_name_cut_by_the_terminal_is_the_same_collective(engine):
+    # modelscope/ms-swift#5409, pasted from a terminal that wrapped at 168 columns and wrote its scroll marker over
+    # rank 2's OpType: rank 2's "_ALLGATHER_BA[451/1919]" (its size wrapped to the next line) and rank 0's
+    # "_ALLGATHER_BASE" are one collective at one sequence number, not two.
+    lines = ["[rank2]:[E816 00:34:01.133910474 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=137429, OpType=_ALLGATHER_BA[451/1919]",
+             "n=71552, NumelOut=572416, Timeout(ms)=600000) ran for 600004 milliseconds before timing out.",
+             "[rank0]:[E816 00:34:01.151101643 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=137429, OpType=_ALLGATHER_BASE, NumelI",
+             "n=71552, NumelOut=572416, Timeout(ms)=600000) ran for 600021 milliseconds before timing out."]
+    assert [d.id for d in engine.analyze_text("\n".join(lines)).diagnoses][:1] == ["collective-timeout"]
+    # Whole names that differ are still two collectives.
+    other = [lines[0].replace("_ALLGATHER_BA[451/1919]", "BROADCAST, NumelIn=1"), lines[2]]
+    assert engine.analyze_text("\n".join(other)).diagnoses[0].id == "mismatched-collectives"
+
+
 # Lightning's rank announcements (https://github.com/Lightning-AI/pytorch-lightning/issues/4389): once per process.
 ANNOUNCED = ["initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8", "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
              "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8", "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8"]

@@ -47,7 +47,11 @@ def odd_rank_out(h: Hypothesis, behind: bool = True) -> tuple[set[int], str, str
         kind = "sequence number"
     if len(set(fingerprints.values())) < 2:
         # No sequence numbers, or the same one everywhere: the collective each rank is stuck in, with its size.
-        shapes = {e.source.rank: _shape(e) for e in h.failures() if _collective(e) and e.source.rank is not None}
+        # A rank whose line lost its size (cut, wrapped) is compared on nothing it lacks.
+        stuck = [e for e in h.failures() if _collective(e) and e.source.rank is not None]
+        if any(e.captures.get("numel_in") for e in stuck):
+            stuck = [e for e in stuck if e.captures.get("numel_in")]
+        shapes = {e.source.rank: _shape(e) for e in stuck}
         if len(set(shapes.values())) > 1:
             fingerprints, kind = shapes, "collective"
     values = Counter(fingerprints.values())
@@ -108,12 +112,16 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
         if op and e.source.rank is not None and (seq or not numbered):
             ops[seq or ""][op].add(e.source.rank)
     for seq, by_op in sorted(ops.items()):
+        by_op = _merge_cut(by_op)
         if len(by_op) == 1 and seq:
             # One operation at this sequence number, but of different sizes: different tensors, so different calls.
+            # A rank whose line lost its size (cut, wrapped) is no evidence either way.
+            (op,) = by_op
             shapes: dict[str, set[int]] = defaultdict(set)
             for e in h.failures():
-                if e.captures.get("seq") == seq and _collective(e) and e.source.rank is not None:
-                    shapes[_shape(e)].add(e.source.rank)
+                if (e.captures.get("seq") == seq and _collective(e) and e.source.rank is not None
+                        and (numel := e.captures.get("numel_in"))):
+                    shapes[f"{op} of {numel} elements"].add(e.source.rank)
             if len(shapes) > 1:
                 ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {s}" for s, r in sorted(shapes.items()))
                 return (f"at sequence number {seq} the ranks time out in collectives of different sizes ({ranks}): "
@@ -132,6 +140,16 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
                     "took different code paths, so each waits in a collective the other never enters",
                     f"the ranks time out in different collectives at sequence number {seq}")
     return None
+
+
+def _merge_cut(by_op: dict[str, set[int]]) -> dict[str, set[int]]:
+    """A name that another one begins with is that one, cut: a paste wrapped or overwritten mid-name
+    ("OpType=_ALLGATHER_BA[451/1919]" from a terminal's scroll marker) is not a different collective."""
+    merged: dict[str, set[int]] = defaultdict(set)
+    for op, ranks in by_op.items():
+        whole = max((o for o in by_op if o.startswith(op)), key=len)
+        merged[whole] |= ranks
+    return merged
 
 
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")
