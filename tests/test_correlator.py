@@ -554,8 +554,8 @@ def test_one_collective_of_another_size_at_one_sequence_number_is_the_odd_one(en
 
 def test_a_collective_name_cut_by_the_terminal_is_the_same_collective(engine):
     # modelscope/ms-swift#5409, pasted from a terminal that wrapped at 168 columns and wrote its scroll marker over
-    # rank 2's OpType: rank 2's "_ALLGATHER_BA[451/1919]" (its size wrapped to the next line) and rank 0's
-    # "_ALLGATHER_BASE" are one collective at one sequence number, not two.
+    # rank 2's OpType: rank 2's "_ALLGATHER_BA[451/1919]" (its size wrapped to the next line) names no collective, so
+    # nothing says the two ranks are in different ones.
     lines = ["[rank2]:[E816 00:34:01.133910474 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation "
              "timeout: WorkNCCL(SeqNum=137429, OpType=_ALLGATHER_BA[451/1919]",
              "n=71552, NumelOut=572416, Timeout(ms)=600000) ran for 600004 milliseconds before timing out.",

@@ -112,7 +112,6 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
         if op and e.source.rank is not None and (seq or not numbered):
             ops[seq or ""][op].add(e.source.rank)
     for seq, by_op in sorted(ops.items()):
-        by_op = _merge_cut(by_op)
         if len(by_op) == 1 and seq:
             # One operation at this sequence number, but of different sizes: different tensors, so different calls.
             # A rank whose line lost its size (cut, wrapped) is no evidence either way.
@@ -140,16 +139,6 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
                     "took different code paths, so each waits in a collective the other never enters",
                     f"the ranks time out in different collectives at sequence number {seq}")
     return None
-
-
-def _merge_cut(by_op: dict[str, set[int]]) -> dict[str, set[int]]:
-    """A name that another one begins with is that one, cut: a paste wrapped or overwritten mid-name
-    ("OpType=_ALLGATHER_BA[451/1919]" from a terminal's scroll marker) is not a different collective."""
-    merged: dict[str, set[int]] = defaultdict(set)
-    for op, ranks in by_op.items():
-        whole = max((o for o in by_op if o.startswith(op)), key=len)
-        merged[whole] |= ranks
-    return merged
 
 
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")
