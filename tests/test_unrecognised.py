@@ -100,6 +100,19 @@ def test_a_lone_warn_that_ends_a_paste_is_a_possible_unrecognised_failure(engine
     assert (top.id, top.initiator.line, top.possible) == (UNRECOGNISED, 1, True)
 
 
+def test_an_unexplained_error_line_does_not_silence_a_possible_cause_the_excerpt_ends_with(engine):
+    # git's "fatal:" (an error line no reference explains) above OpenSSH's refused connection, which alone is a
+    # possible cause (it counts for sure only beside a launcher's own ssh failure; a line that
+    # deepspeed-ssh-unreachable.toml cites from BAAI-WuDao/EVA#3 or deepspeedai/DeepSpeed#438).
+    git = "fatal: not a git repository (or any of the parent directories): .git"
+    ssh = "ssh: connect to host 175.24.121.148 port 22: No route to host"
+    top = engine.analyze_text("\n".join([git, ssh])).diagnoses[0]
+    assert (top.id, top.possible, top.initiator.line) == ("deepspeed-ssh-unreachable", True, 2)
+    assert any("the only failure evidence a reference explains" in e for e in top.evidence_for)
+    # without the ssh line the error line is the verdict, as before
+    assert engine.analyze_text(git).diagnoses[0].id == UNRECOGNISED
+
+
 def test_nccl_error_trace_without_its_warn_is_a_possible_unrecognised_failure(engine):
     # NVIDIA/nccl#1381, as pasted: NCCL_DEBUG=INFO on sockets, the log ends in the error trace and no WARN says why.
     paste = [

@@ -222,4 +222,4 @@ def possible_because(d: Diagnosis) -> str:
     """Why a possible cause is only possible, in one clause."""
     if d.suggested:
         return "The log does not show the cause; this is what usually explains its lines"
-    return "Healthy runs print this line too; here it is the only failure evidence"
+    return "Healthy runs print this line too; here it is the only failure evidence a reference explains"

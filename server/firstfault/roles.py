@@ -145,20 +145,24 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
     if not unmet:
         return events
     events = [as_context(e) if e.pattern.id in unmet else e for e in events]
-    if any(e.role in FAILURE_ROLES for e in events):
+    # Error lines no reference explains do not silence a specific reading: a wrapper ("X failed:") often stands
+    # above the line that says why.
+    if any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
         return events
+    unexplained = any(e.role in FAILURE_ROLES for e in events)
     # Nothing else failed: a warning can still be what the user is looking at.
     by_pattern: dict[str, list[Event]] = defaultdict(list)
     for e in events:
         if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone:
             by_pattern[e.pattern.id].append(e)
-    reasons = {pid: why for pid, evs in by_pattern.items() if (why := _why_possible(evs, input_lines))}
+    reasons = {pid: why for pid, evs in by_pattern.items() if (why := _why_possible(evs, input_lines, unexplained))}
     return [attrs.evolve(restored(e), possible=reasons[e.pattern.id]) if e.pattern.id in reasons
             and e.demoted_from else e for e in events]
 
 
-def _why_possible(events: list[Event], input_lines: dict[int, int]) -> str | None:
-    """Only where the input ends with the warning: a run that printed it and went on stays quiet."""
+def _why_possible(events: list[Event], input_lines: dict[int, int], unexplained: bool = False) -> str | None:
+    """Only where the input ends with the warning: a run that printed it and went on stays quiet. `unexplained`: the
+    input also has error lines no reference explains."""
     last = max(events, key=lambda e: (e.input_index, e.line))
     lines = input_lines.get(last.input_index, 0)
     if lines - last.line >= TAIL_LINES or len(events) < last.pattern.repeats_alone:
@@ -167,7 +171,8 @@ def _why_possible(events: list[Event], input_lines: dict[int, int]) -> str | Non
         repeated = f", {len(events)} times," if len(events) > 1 else ""
         return (f"this line is not conclusive on its own (healthy runs print it too, or the line that says why "
                 f"is missing); in this {lines}-line "
-                f"excerpt it is the only failure evidence{repeated} and the excerpt ends with it")
+                f"excerpt it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
+                "and the excerpt ends with it")
     if len(events) >= REPEATS_AT_END:
         times = [e.time for e in events if e.time is not None and e.clock == "wall"]
         span = f" over {max(times) - min(times):.0f} s" if len(times) > 1 else ""
