@@ -453,7 +453,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
 
     collateral_events = sorted({id(e): e for e in collateral_events}.values(), key=lambda e: (late(e), event_key(e)))
     if initiator is not None and initiator.rank is None and not undetermined and not shared:
-        if (lent := lend_rank(initiator, [*failures, *collateral_events, *events])) is not None:
+        if (lent := lend_rank(initiator, events)) is not None:
             rank, line = lent
             initiator = attrs.evolve(initiator, rank=rank)
             evidence_for.append(f"the line names no rank; line {line} of the same block names rank {rank}")
