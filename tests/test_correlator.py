@@ -568,6 +568,27 @@ def test_a_collective_name_cut_by_the_terminal_is_the_same_collective(engine):
     assert engine.analyze_text("\n".join(other)).diagnoses[0].id == "mismatched-collectives"
 
 
+def test_the_one_rank_a_horovod_stall_warning_leaves_out_is_the_one_the_others_wait_for(engine):
+    # horovod/horovod#215 (32 ranks): Horovod 0.9-0.13 listed the ranks that had submitted each stalled tensor; rank 16
+    # is the only one below the highest that is not there.
+    # (the paste cut before "Stalled ops:", as pastes are)
+    line = ("Stalled ops: training/SGD/DistributedSGD_Allreduce/HorovodAllreduce_training_SGD_gradients_conv1_1_B"
+            "iasAdd_grad_BiasAddGrad_0 [ready ranks: 21, 25, 26, 27, 28, 29, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 1"
+            ", 3, 0, 15, 17, 18, 20, 22, 23, 24, 31, 8, 19, 2, 30], training/SGD/DistributedSGD_Allreduce/Horovod"
+            "Allreduce_training_SGD_gradients_AddN_335_0 [ready ranks: 21, 25, 26, 27, 28, 29, 4, 5, 6, 7, 9, 10,"
+            " 11, 12, 13, 14, 1, 3, 0, 15, 17, 18, 20, 22, 23, 24, 31, 8, 19, 2, 30]")
+    d = engine.analyze_text(line).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.undetermined) == ("horovod-stall-missing-ranks", 16, False)
+    # horovod/horovod#334 (8 ranks, 0 and 6 missing): two gaps single out no rank
+    two_gaps = ("WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+                "and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different "
+                "ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, "
+                "which will cause deadlock. Stalled ops: allreduce.conv1.weight [ready ranks: 5, 1, 4, 7, 2, 3], "
+                "allreduce.bn1.weight [ready ranks: 5, 1, 4, 7, 2, 3], allreduce.bn1.bias [ready ranks: 5, 1, 4, 7, "
+                "2, 3],")
+    assert engine.analyze_text(two_gaps).diagnoses[0].initiator is None
+
+
 # Lightning's rank announcements (https://github.com/Lightning-AI/pytorch-lightning/issues/4389): once per process.
 ANNOUNCED = ["initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8", "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
              "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8", "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8"]

@@ -305,7 +305,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     if reread:
         evidence_for.append(reread)
     # A timeout is a symptom of something else unless a pattern states its cause (rendezvous join timeout).
-    waits = top.reference.tier == "timeout" and top.strength() > 0 and not reread
+    waits = top.reference.tier == "timeout" and top.strength() > 0 and not reread and blamed_rank(failures[0]) is None
     # References tagged lost-peer report a connection that another process closed: look for that process.
     lost = LOST_PEER in top.reference.tags and top.strength() > 0
     consequence = all(e.cause_absent for e in failures)
@@ -399,6 +399,11 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
             evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
                                 f"{clip(first.text, 160)}")
             confidence = 0.7
+        elif "ready_ranks" in first.captures:
+            evidence_for.append(f"line {first.line}: the stall warning lists the ranks that submitted the tensor; rank "
+                                f"{blamed} is the only one below the highest of them that did not, so the others wait "
+                                "for it")
+            confidence = 0.55
         else:
             evidence_for.append(f"line {first.line}: srun reports tasks {first.captures['task']} terminated; task "
                                 f"{blamed} is the only one missing from that list, so it had already ended when the "

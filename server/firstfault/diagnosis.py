@@ -9,7 +9,7 @@ import attrs
 from firstfault.commands import VerifyCommand
 from firstfault.matcher import Event
 from firstfault.model import Reference
-from firstfault.numbers import MAX_PID, bounded, single_gap
+from firstfault.numbers import missing_from, MAX_PID, bounded, single_gap
 
 
 BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be
@@ -96,10 +96,13 @@ def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
 
 
 def blamed_rank(event: Event) -> int | None:
-    """The rank a line names as the culprit: its `blamed_rank`, or the one task an srun 'tasks A-B,C-D: Terminated'
-    list leaves out (srun stops the other tasks when one fails; the one it did not have to stop had already ended)."""
+    """The rank a line names as the culprit: its `blamed_rank`, the one task an srun 'tasks A-B,C-D: Terminated'
+    list leaves out (srun stops the other tasks when one fails; the one it did not have to stop had already ended), or
+    the one rank a Horovod stall warning's 'ready ranks' list leaves out (the others wait for it)."""
     if (blamed := bounded(event.captures.get("blamed_rank"))) is not None:
         return blamed
+    if ready := event.captures.get("ready_ranks"):
+        return missing_from(ready)
     tasks = event.captures.get("task")
     return single_gap(tasks) if tasks and event.captures.get("status") == "Terminated" else None
 
