@@ -9,7 +9,7 @@ import attrs
 from firstfault.commands import VerifyCommand
 from firstfault.matcher import Event
 from firstfault.model import Reference
-from firstfault.numbers import missing_from, MAX_PID, bounded, single_gap
+from firstfault.numbers import MAX_PID, bounded, missing_from, single_gap
 
 
 BLOCK_LINES = 40  # how far apart two lines of one traceback or one error block may be

@@ -150,7 +150,7 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
     if any(e.role in FAILURE_ROLES and e.reference_id != UNRECOGNISED for e in events):
         return events
     unexplained = any(e.role in FAILURE_ROLES for e in events)
-    # Nothing else failed: a warning can still be what the user is looking at.
+    # Nothing a reference explains failed: a warning can still be what the user is looking at.
     by_pattern: dict[str, list[Event]] = defaultdict(list)
     for e in events:
         if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone:

@@ -115,12 +115,11 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
         if len(by_op) == 1 and seq:
             # One operation at this sequence number, but of different sizes: different tensors, so different calls.
             # A rank whose line lost its size (cut, wrapped) is no evidence either way.
-            (op,) = by_op
             shapes: dict[str, set[int]] = defaultdict(set)
             for e in h.failures():
                 if (e.captures.get("seq") == seq and _collective(e) and e.source.rank is not None
-                        and (numel := e.captures.get("numel_in"))):
-                    shapes[f"{op} of {numel} elements"].add(e.source.rank)
+                        and e.captures.get("numel_in")):
+                    shapes[_shape(e)].add(e.source.rank)
             if len(shapes) > 1:
                 ranks = "; ".join(f"rank(s) {rank_ranges(sorted(r))} in {s}" for s, r in sorted(shapes.items()))
                 return (f"at sequence number {seq} the ranks time out in collectives of different sizes ({ranks}): "
