@@ -1,7 +1,7 @@
 import pytest
 
-from firstfault.context import (Source, flattened_entry_source, message_start, parse_line, parse_time, source_from_path,
-                                summary_entry_source)
+from firstfault.context import (Source, flattened_entry_source, message_end, message_start, parse_line, parse_time,
+                                source_from_path, summary_entry_source)
 
 
 @pytest.mark.parametrize("line, source", [
@@ -159,6 +159,20 @@ def test_sources_from_file_names(path, source, attempt):
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)
+
+
+@pytest.mark.parametrize("line, message", [
+    # The bold a paste put around the shell's report (InternLandMark/LandMark#61) and around an exception
+    # (CoinCheung/BiSeNet#70): the message ends before the closing marker.
+    ("**Killed**", "Killed"),
+    ("**RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.**",
+     "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group."),
+    # No opening marker: a trailing one is part of the text.
+    ("Killed**", "Killed**"),
+])
+def test_message_end_drops_the_closing_markdown_of_an_opened_wrapper(line, message):
+    start = message_start(line)
+    assert line[start:message_end(line, start)] == message
 
 
 @pytest.mark.parametrize("line", [

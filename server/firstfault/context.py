@@ -188,6 +188,18 @@ def message_start(line: str) -> int:
     return _SPACES.match(line, pos).end() if pos else 0
 
 
+# The closing half of the Markdown a paste put around the line ("**Killed**", "`Killed`").
+_CLOSING_MARKDOWN = re.compile(r"(?:\*\*|`{1,3})\s*$")
+
+
+def message_end(line: str, start: int) -> int:
+    """Where the message ends: before a closing bold or code-span marker when message_start skipped an opening one,
+    so that a pattern that reads to the end of the line still fits."""
+    if line[:start].rstrip().endswith(("**", "`")) and (m := _CLOSING_MARKDOWN.search(line, start)):
+        return m.start()
+    return len(line)
+
+
 _SUMMARY_FIELD = re.compile(r"^\s{0,4}(?:exitcode|error_file|traceback|time|host|rank)\s*:")
 # A pasted summary can lose its line breaks or its alignment ("rank2 (local rank: 2)exitcode: -9 ...", a log
 # console's "[2]: time : ... host : algo-2 rank : 2 (local_rank: 2) exitcode : -6 ..."): the entry on one line.

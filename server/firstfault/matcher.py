@@ -9,8 +9,8 @@ from typing import Callable, Iterable, Iterator
 import ahocorasick
 import attrs
 
-from firstfault.context import (Source, flattened_entry_source, is_summary_field, message_start, parse_line, parse_time,
-                                summary_entry_source)
+from firstfault.context import (Source, flattened_entry_source, is_summary_field, message_end, message_start, parse_line,
+                                parse_time, summary_entry_source)
 from firstfault.guards import guard
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
@@ -151,7 +151,7 @@ def _search(pattern: Pattern, line: str) -> _Found | None:
     if m := pattern.regex.search(line):
         return _Found(m)
     if pattern.regex.pattern.startswith("^") and (start := message_start(line)) and (
-            m := pattern.regex.search(line[start:])):
+            m := pattern.regex.search(line[start:message_end(line, start)])):
         return _Found(m, start)
     return None
 
