@@ -182,3 +182,9 @@ def test_message_end_drops_the_closing_markdown_of_an_opened_wrapper(line, messa
 ])
 def test_an_exception_class_is_no_launcher_label(line):
     assert message_start(line) == 0
+
+
+def test_a_pattern_that_reads_to_the_end_of_the_line_fits_a_bold_paste(engine):
+    # InternLandMark/LandMark#61: the shell's report of a SIGKILL, put in bold by the poster.
+    assert engine.analyze_text("**Killed**").diagnoses[0].id == "host-oom-kill"
+    assert engine.analyze_text("Killed**").diagnoses == ()

@@ -416,3 +416,14 @@ def test_an_unrecognised_first_failure_takes_its_rank_from_the_launchers_report_
     ]
     top = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (top.id, top.initiator.rank) == ("unrecognised-failure", 0)
+
+
+def test_cuda_shutting_down_at_exit_is_no_failure_line(engine):
+    # NVIDIA/DIGITS#1145: Caffe's CUDA check at process exit after a training that finished (error 29).
+    line = "ERROR: Check failed: error == cudaSuccess (29 vs. 0) driver shutting down"
+    assert engine.analyze_text(line).diagnoses == ()
+    # hpcaitech/ColossalAI#1427, as pasted: the same at exit inside a C++ terminate, which still says the process
+    # aborted.
+    lines = ["terminate called after throwing an instance of \u2018c10::CUDAError\u2019",
+             "  what():  CUDA error: driver shutting down"]
+    assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == UNRECOGNISED
