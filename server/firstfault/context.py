@@ -67,20 +67,22 @@ class LineContext:
         return found
 
 
+# Each with text its match must hold: a line without it is passed over before the regex runs (this runs once per
+# matched line, and the regexes cost more than the test on a long NCCL line).
 _PREFIXES = (
-    (re.compile(r"\[rank(\d+)\]:?"), "rank"),
-    (re.compile(r"\[default(\d+)\]:"), "local_rank"),
+    (re.compile(r"\[rank(\d+)\]:?"), "rank", "[rank"),
+    (re.compile(r"\[default(\d+)\]:"), "local_rank", "[default"),
     # Open MPI --tag-output "[jobid,rank]<stderr>:"; Horovod's own launcher "[rank]<stderr>:".
-    (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank"),
+    (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank", "]<std"),
     # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)", with expert
     # parallelism "(Worker_TP0_EP0 pid=4)".
-    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+)(?:_EP\d+)? pid=\d+\)"), "rank"),
+    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+)(?:_EP\d+)? pid=\d+\)"), "rank", " pid="),
     # Lightning's rank_prefixed_message (lightning/fabric/utilities/rank_zero.py): "[rank: 1] Seed set to 42".
-    (re.compile(r"\[rank: (\d+)\]"), "rank"),
+    (re.compile(r"\[rank: (\d+)\]"), "rank", "[rank: "),
     # HugeCTR's logger: "[HUGECTR][08:46:21][WARNING][RANK0]: " (3.x), "[HCTR][14:56:35.473][ERROR][RK0][main]: " (4.x).
-    (re.compile(r"\[(?:HCTR|HUGECTR)\]\[[\d:.]+\]\[[A-Z]+\]\[(?:RK|RANK)(\d+)\]"), "rank"),
+    (re.compile(r"\[(?:HCTR|HUGECTR)\]\[[\d:.]+\]\[[A-Z]+\]\[(?:RK|RANK)(\d+)\]"), "rank", "CTR]["),
     # SGLang's scheduler processes: "[2025-01-24 04:52:54 TP1]" (tensor-parallel rank only, no DP/PP tag).
-    (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank"),
+    (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank", "TP"),
 )
 _SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
 _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
@@ -128,20 +130,21 @@ def parse_time(line: str) -> tuple[float | None, str, str | None]:
 
 def parse_line(line: str) -> LineContext:
     segments: list[tuple[int, Source]] = []
-    for regex, field in _PREFIXES:
-        for m in regex.finditer(line):
-            segments.append((m.start(), Source(**{field: bounded(m.group(1))})))
+    for regex, field, needed in _PREFIXES:
+        if needed in line:
+            for m in regex.finditer(line):
+                segments.append((m.start(), Source(**{field: bounded(m.group(1))})))
     if not segments and (m := _SLURM_LABEL.match(line)):
         segments.append((0, Source(rank=bounded(m.group(1)))))
     segments.sort(key=lambda seg: seg[0])
     extra = {}
-    if m := _NCCL.search(line):
+    if "] " in line and (m := _NCCL.search(line)):
         extra = {"host": m["host"], "pid": bounded(m["pid"], MAX_PID), "device": bounded(m["dev"])}
-    elif m := _RAY_PID.search(line):
+    elif "pid=" in line and (m := _RAY_PID.search(line)):
         extra = {"pid": bounded(m.group(1), MAX_PID)}
     if m := _SYSLOG.match(line):
         extra["host"] = m["host"]
-    in_text = _RANK_IN_TEXT.search(line) or _TRAILING_RANK.search(line)
+    in_text = ("Rank " in line and _RANK_IN_TEXT.search(line)) or ("rank=" in line and _TRAILING_RANK.search(line))
     if in_text and not any(s.rank is not None for _, s in segments):
         extra["rank"] = bounded(in_text.group(1))
     if "pid" not in extra and (glog := _GLOG.search(line[:400])) and glog["pid"]:
