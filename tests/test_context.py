@@ -153,6 +153,8 @@ def test_sources_from_file_names(path, source, attempt):
      "ValueError: Current node"),
     # CloudWatch's console pasted as a table (Lightning-AI/litData#340)
     ("  | 2024-08-23T22:22:58.880Z | ----------------------------------------------------", "-----"),
+    # PyTorch's CircleCI step output, a month-day-time stamp on every line (pytorch/pytorch#30676)
+    ("Dec 03 17:59:26 RuntimeError: Address already in use", "RuntimeError: Address"),
     # pytest's explanation of a failed test (facebookresearch/fairscale#124)
     ("E       RuntimeError: baddbmm for CUDA tensors only supports floating-point types. Try converting the tensors "
      "with .float() at /private/home/", "RuntimeError: baddbmm"),
