@@ -186,6 +186,12 @@ def test_an_exception_class_is_no_launcher_label(line):
     assert message_start(line) == 0
 
 
+def test_a_pattern_anchored_at_the_message_reads_a_ci_stamped_line(engine):
+    # pytorch/pytorch#30676: CircleCI's month-day-time stamp before PyTorch 1.x's bare TCPStore bind error.
+    report = engine.analyze_text("Dec 03 17:59:26 RuntimeError: Address already in use\n")
+    assert report.diagnoses[0].id == "port-in-use"
+
+
 def test_a_pattern_that_reads_to_the_end_of_the_line_fits_a_bold_paste(engine):
     # InternLandMark/LandMark#61: the shell's report of a SIGKILL, put in bold by the poster.
     assert engine.analyze_text("**Killed**").diagnoses[0].id == "host-oom-kill"
