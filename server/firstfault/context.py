@@ -22,7 +22,7 @@ class Source:
     def merged(self, under: "Source") -> "Source":
         """This source with gaps filled from `under` (the file's or the block's source). Spelt out field by field: it
         runs for every matched line, and attrs.astuple took a tenth of a hit-dense scan."""
-        if under == _EMPTY:
+        if under is EMPTY_SOURCE or under == EMPTY_SOURCE:
             return self
         return Source(self.rank if self.rank is not None else under.rank,
                       self.local_rank if self.local_rank is not None else under.local_rank,
@@ -46,10 +46,10 @@ class Source:
         return f" on {label}" if label else ""
 
     def is_empty(self) -> bool:
-        return self == _EMPTY
+        return self == EMPTY_SOURCE
 
 
-_EMPTY = Source()
+EMPTY_SOURCE = Source()
 
 
 @attrs.frozen
@@ -60,7 +60,7 @@ class LineContext:
     segments: tuple[tuple[int, Source], ...]
 
     def source_at(self, column: int) -> Source:
-        found = _EMPTY
+        found = EMPTY_SOURCE
         for start, source in self.segments:
             if start <= column:
                 found = source
@@ -221,7 +221,7 @@ def is_summary_field(line: str) -> bool:
 def flattened_entry_source(line: str) -> Source:
     """Rank and host of a torchelastic failure entry pasted on one line (see _FLAT_RANK)."""
     if "local" not in line or not (m := _FLAT_RANK.search(line)):
-        return Source()
+        return EMPTY_SOURCE
     host = h.group(1) if (h := _FLAT_HOST.search(line, 0, m.end())) else None
     return Source(rank=bounded(m.group(1)), local_rank=bounded(m.group(2)), host=host)
 

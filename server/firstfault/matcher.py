@@ -9,8 +9,8 @@ from typing import Callable, Iterable, Iterator
 import ahocorasick
 import attrs
 
-from firstfault.context import (Source, flattened_entry_source, is_summary_field, message_end, message_start, parse_line,
-                                parse_time, summary_entry_source)
+from firstfault.context import (EMPTY_SOURCE, Source, flattened_entry_source, is_summary_field, message_end,
+                                message_start, parse_line, parse_time, summary_entry_source)
 from firstfault.guards import guard
 from firstfault.model import Pattern
 from firstfault.numbers import bounded
@@ -167,6 +167,8 @@ def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
     rank, local = groups.get("rank"), groups.get("local_rank")
+    if rank is None and local is None:
+        return EMPTY_SOURCE
     return Source(rank=bounded(rank), local_rank=bounded(local))
 
 
