@@ -198,7 +198,8 @@ class Matcher:
     def _search(self, index: int, line: str) -> _Found | None:
         if (needed := self._guards.get(index)) is None:
             needed = self._guards[index] = _guard_of(self.patterns[index])
-        if needed and not any(text in line for text in needed):
+        # One text is the common case: tested directly, without a generator per line.
+        if needed and not (needed[0] in line if len(needed) == 1 else any(text in line for text in needed)):
             return None
         try:
             return _search(self.patterns[index], line)
@@ -256,7 +257,7 @@ class Matcher:
                            if (m := self._search(i, line))]
                 # A specific reading replaces the catch-all one, unless it counts only beside another line (needs):
                 # where that line is missing the catch-all reading is what remains.
-                if any(not p.generic and not p.needs for p, _ in matched):
+                if len(matched) > 1 and any(not p.generic and not p.needs for p, _ in matched):
                     matched = [(p, m) for p, m in matched if not p.generic]
                 if not matched:
                     continue
