@@ -155,6 +155,10 @@ def test_sources_from_file_names(path, source, attempt):
     ("  | 2024-08-23T22:22:58.880Z | ----------------------------------------------------", "-----"),
     # PyTorch's CircleCI step output, a month-day-time stamp on every line (pytorch/pytorch#30676)
     ("Dec 03 17:59:26 RuntimeError: Address already in use", "RuntimeError: Address"),
+    # Jenkins' timestamper, the time alone (pytorch/pytorch#11364); SkyPilot's logger (skypilot-org/skypilot#7168)
+    ("02:21:53 RuntimeError: Broken pipe", "RuntimeError: Broken pipe"),
+    ("I 09-12 22:49:49 recovery_strategy.py:501] sky.exceptions.NoClusterLaunchedError: No cluster name found in the "
+     "pool.", "sky.exceptions"),
     # pytest's explanation of a failed test (facebookresearch/fairscale#124)
     ("E       RuntimeError: baddbmm for CUDA tensors only supports floating-point types. Try converting the tensors "
      "with .float() at /private/home/", "RuntimeError: baddbmm"),
