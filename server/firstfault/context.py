@@ -167,7 +167,7 @@ _LEADING = re.compile(
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
     r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"  # ISO date and time
-    r"|(?:[A-Z][a-z]{2} [ \d]\d )?\d\d:\d\d:\d\d(?:\.\d+)?(?= )"  # CI step output, syslog: "Dec 03 17:59:26 "
+    r"|(?:[A-Z][a-z]{2} [ \d]\d )?\d\d:\d\d:\d\d(?:\.\d+)?(?= )"  # CI output, syslog: "Dec 03 17:59:26 ", "02:21:53 "
     r"|[IWEDC] \d\d-\d\d \d\d:\d\d:\d\d [\w./-]+:\d+\]"  # SkyPilot's logger: "I 09-12 22:49:49 file.py:497]"
     r"|[\w.-]+/\d+ \[\d+\]:"                                            # TorchX: "role/replica [local_rank]:"
     r"|\|(?= )"                                   # a log console's table pasted as text: "| time | message"
