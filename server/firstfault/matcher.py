@@ -255,15 +255,15 @@ class Matcher:
                     result.report_lines.append(line_no)
                 matched = [(self.patterns[i], m) for i in candidates if i >= 0 and i not in self.slow
                            if (m := self._search(i, line))]
-                # A specific reading replaces the catch-all one, unless it counts only beside another line (needs):
-                # where that line is missing the catch-all reading is what remains.
-                if len(matched) > 1 and any(not p.generic and not p.needs for p, _ in matched):
-                    matched = [(p, m) for p, m in matched if not p.generic]
                 if not matched:
                     continue
-                # Two readings of one line: the one that matches further along reads the detail that names the
-                # cause (RMM's "std::bad_alloc: out_of_memory: ..."), and the order must not hang on library order.
                 if len(matched) > 1:
+                    # A specific reading replaces the catch-all one, unless it counts only beside another line
+                    # (needs): where that line is missing the catch-all reading is what remains.
+                    if any(not p.generic and not p.needs for p, _ in matched):
+                        matched = [(p, m) for p, m in matched if not p.generic]
+                    # Two readings of one line: the one that matches further along reads the detail that names the
+                    # cause (RMM's "std::bad_alloc: out_of_memory: ..."), and the order must not hang on library order.
                     matched.sort(key=lambda pm: -pm[1].start())
                 ctx = parse_line(line)
                 block_source, root_cause = self._block_source(text, start, line)
