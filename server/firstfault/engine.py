@@ -19,6 +19,7 @@ from firstfault.matcher import Event, Matcher, ScanResult
 from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
+from firstfault.wrapped import PASTE_BYTES, wrapped_events
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -139,6 +140,8 @@ class Engine:
                 pieces = scan_in_pieces(self.matcher, item.size, item.pieces, item.name, self.jobs, index, source,
                                         order, advance, advanced) if advanced and item.pieces else None
                 scan = pieces or self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
+            if item.size <= PASTE_BYTES and wrapped_events(self.matcher, item.chunks(), scan, index, source):
+                scan = numbered_from(scan, order)
             scan = _placed(scan, item)
             order += len(scan.events)
             scans.append(scan)

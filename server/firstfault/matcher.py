@@ -192,6 +192,7 @@ class Matcher:
             self.automaton.make_automaton()
         self.prefilter = Prefilter(by_literal, self.automaton)
         self._indices_of = by_literal  # literal -> pattern indices, for the literals Hyperscan reports (Prefilter.hits)
+        self.longest_literal = max(map(len, by_literal), default=0)
         self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
         self._guards: dict[int, tuple[str, ...]] = {}  # pattern index -> text its matches hold (guards.py)
 

@@ -1,0 +1,91 @@
+"""Lines a terminal or a web page wrapped: a message cut over two lines is read with both halves joined.
+
+People paste what a terminal showed them, and a narrow terminal, `fold` or a forum cuts long lines: at a fixed
+width, mid-word ("ProcessGroupNCCL'" / "s watchdog got stuck"), or at a space ("[Rank 0] Watchdog" / "caught
+collective operation timeout"). A literal the cut falls inside is on neither line, and a message whose fields run on
+("failed (exitcode: -9) local_rank: " / "0 (pid: 1801442)") loses them. In a paste (an input small enough to be
+one), each long line is read joined with the next, both ways; a match that crosses the cut is an event of the first
+line, and it replaces that line's own reading of the same pattern, which stopped at the cut.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import attrs
+
+from firstfault.context import Source
+from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.reader import Chunk, ascii_lower
+
+# Inputs up to this size are read for wrapped lines: a paste, a selection, a short log.
+PASTE_BYTES = 64 * 1024
+# A line shorter than this was not cut by a terminal's or a page's width.
+MIN_WRAPPED = 40
+
+
+def wrapped_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResult, input_index: int,
+                   file_source: Source) -> bool:
+    """Adds to `scan` the events of messages cut over two lines; True when it changed anything (the caller then
+    numbers the events again)."""
+    chunks = list(chunks)
+    if not chunks:
+        return False
+    lines = "".join(c.text for c in chunks).split("\n")
+    first = chunks[0].first_line
+    by_line: dict[tuple[int, str], int] = {(e.line, e.pattern.id): i for i, e in enumerate(scan.events)}
+    # A line with a reading: the fields the cut moved to the next line may complete it.
+    read = {e.line for e in scan.events}
+    added: list[Event] = []
+    replaced = False
+    for n, (a, b) in enumerate(zip(lines, lines[1:])):
+        if len(a.rstrip()) < MIN_WRAPPED or not b.strip():
+            continue
+        for joined, left, right in _joins(a, b):
+            crossing = _crossing(matcher, joined, left)
+            if first + n not in read and not crossing:
+                continue
+            part = matcher.scan([Chunk(joined, first + n, joined)], scan.path, input_index, file_source)
+            across = [_on_first_line(e, len(a)) for e in part.events if e.col_start < left and e.col_end > right]
+            for event in across:
+                key = (event.line, event.pattern.id)
+                at = by_line.get(key)
+                if at is None and event.pattern.id in crossing and (event.line + 1, event.pattern.id) not in by_line:
+                    added.append(event)
+                    scan.counts[(event.pattern.id, event.source)] += 1
+                elif at is not None and at >= 0 and len(event.captures) > len(scan.events[at].captures):
+                    scan.events[at] = attrs.evolve(event, order=scan.events[at].order)
+                    replaced = True
+                else:
+                    continue
+                by_line[key] = -1  # one reading per pattern and line
+            if across:
+                break
+    if not added and not replaced:
+        return False
+    scan.events[:] = sorted([*scan.events, *added], key=lambda e: e.line)  # stable: a line's own readings first
+    return True
+
+
+def _joins(a: str, b: str) -> list[tuple[str, int, int]]:
+    """The two ways a cut line reads joined: (text, end of the first line's part, start of the second's)."""
+    cut_at_width = (a + b, len(a), len(a))
+    kept = a.rstrip()
+    at_space = (f"{kept} {b.lstrip()}", len(kept), len(kept) + 1)
+    return [cut_at_width] if cut_at_width[0] == at_space[0] else [cut_at_width, at_space]
+
+
+def _crossing(matcher: Matcher, joined: str, left: int) -> set[str]:
+    """The patterns with a literal across the cut or near the second line's start: a new reading must need the
+    second line for it (a regex's free tail running on into the next line is not evidence)."""
+    start = max(0, left - matcher.longest_literal)
+    found: set[str] = set()
+    for end, indices in matcher.automaton.iter(ascii_lower(joined[start:left + matcher.longest_literal])):
+        if start + end >= left:
+            found.update(matcher.patterns[i].id for i in indices if i >= 0)
+    return found
+
+
+def _on_first_line(event: Event, length: int) -> Event:
+    """The event points at its first line, from where the match starts to that line's end."""
+    return attrs.evolve(event, col_end=min(event.col_end, length))

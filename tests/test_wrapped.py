@@ -1,0 +1,55 @@
+"""Messages a terminal or a web page cut over two lines: read with both halves joined. Every paste here is real
+(sources in the comments), copied with its cuts as posted."""
+
+from pathlib import Path
+
+# pytorch/pytorch#123023: a terminal's word wrap (at spaces) through PyTorch 2.3's watchdog message.
+WORD_WRAPPED = [
+    "NCCL version 2.19.3+cuda12.0",
+    "[E329 19:15:11.775879730 ProcessGroupNCCL.cpp:565] [Rank 0] Watchdog",
+    "caught collective operation timeout: WorkNCCL(SeqNum=2,",
+    "OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for",
+    "10028 milliseconds before timing out.",
+]
+# om-ai-lab/VLM-R1#257: cut at a fixed width of 116 characters, mid-word, the message's last piece padded.
+WIDTH_WRAPPED = [
+    "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL'",
+    "s watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indi",
+    "cates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread ",
+]
+# Bin-ze/BEVFormer_segmentation_detection#18: torch.distributed.launch's failure line, its local rank cut off.
+FIELD_WRAPPED = [
+    "2024-01-05 13:21:28,371 - mmdet - INFO - Saving checkpoint at 1 epochs",
+    "[                                                  ] 0/6019, elapsed: 0s, ETA:ERROR:torch.distributed.elastic."
+    "multiprocessing.api:failed (exitcode: -9) local_rank: ",
+    "0 (pid: 1801442) of binary: /home/lide/anaconda3/envs/bevformer/bin/python",
+]
+
+
+def test_a_message_cut_at_a_space_is_read_on_its_first_line(engine):
+    report = engine.analyze_text("\n".join(WORD_WRAPPED))
+    assert report.diagnoses[0].id == "collective-timeout"
+    assert [e.line for e in report.events if e.pattern.reference_id == "collective-timeout"] == [2]
+    # Without the cut line's second half, nothing in the paste reads as a failure.
+    assert engine.analyze_text("\n".join(WORD_WRAPPED[:2])).diagnoses == ()
+
+
+def test_a_message_cut_mid_word_at_a_fixed_width_is_read_on_its_first_line(engine):
+    report = engine.analyze_text("\n".join(WIDTH_WRAPPED))
+    assert report.diagnoses[0].id == "nccl-watchdog-stuck"
+    assert [(e.line, e.source.rank, e.captures.get("seconds")) for e in report.events
+            if e.pattern.reference_id == "nccl-watchdog-stuck"] == [(1, 6, "480")]
+
+
+def test_a_field_the_cut_moved_to_the_next_line_completes_the_reading(engine):
+    top = engine.analyze_text("\n".join(FIELD_WRAPPED)).diagnoses[0]
+    assert (top.id, top.initiator.line, top.initiator.rank) == ("host-oom-kill", 2, 0)
+    assert engine.analyze_text("\n".join(FIELD_WRAPPED[:2])).diagnoses[0].initiator.rank is None
+
+
+def test_lines_that_were_not_cut_are_not_joined(engine):
+    # A real torchrun run (tests/fixtures/realrun): an exception line whose message is free text, then the next
+    # traceback. Joined, the exception's message would run on into "Traceback (most recent call last):".
+    path = Path(__file__).parent / "fixtures" / "realrun" / "rank-late-to-init.log"
+    report = engine.analyze_text(path.read_text())
+    assert not [e for e in report.events if "Traceback (most recent" in e.text and "DistStoreError" in e.text]
