@@ -162,6 +162,9 @@ def test_sources_from_file_names(path, source, attempt):
     # pytest's explanation of a failed test (facebookresearch/fairscale#124)
     ("E       RuntimeError: baddbmm for CUDA tensors only supports floating-point types. Try converting the tensors "
      "with .float() at /private/home/", "RuntimeError: baddbmm"),
+    # horovodrun's stream tag without the rank (microsoft/XPretrain#34)
+    ("<stderr>:ImportError: cannot import name 'CLIPTokenizerFast' from 'transformers' "
+     "(/usr/local/lib/python3.7/dist-packages/transformers/__init__.py)", "ImportError: cannot"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)

@@ -791,3 +791,25 @@ def test_two_readings_of_one_line_are_ordered_by_where_they_match_not_by_the_lib
     line = ("MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/conda/envs/rapids-22.10/include/rmm/mr/device/"
             "pool_memory_resource.hpp:193: Maximum pool s")
     assert [d.id for d in engine.analyze_text(line).diagnoses][0] == "b-device"
+
+
+# pengzhiliang/MAE-pytorch#101: the end of argparse's usage text, the error line under it lost from the paste.
+USAGE_TAIL = ["                               [--device DEVICE] [--seed SEED] [--resume RESUME] [--auto_resume]",
+              "                               [--world_size WORLD_SIZE] [--local_rank LOCAL_RANK] [--dist_on_itp]",
+              "                               [--dist_url DIST_URL]"]
+
+
+def test_a_usage_text_that_lists_only_local_rank_with_an_underscore(engine):
+    alone = engine.analyze_text("\n".join(USAGE_TAIL)).diagnoses[0]
+    assert (alone.id, alone.possible) == ("local-rank-argument", True)
+    # microsoft/LoRA#79: under PyTorch 2.0's launcher, whose warning names the "--local-rank" it passes, it is the cause.
+    launched = ["If your script expects `--local-rank` argument to be set, please",
+                "change it to read from `os.environ['LOCAL_RANK']` instead. See ",
+                "usage: gpt2_ft.py [-h] [--platform PLATFORM] [--local_rank LOCAL_RANK] [--rank RANK] [--device DEVICE] "
+                "[--world_size WORLD_SIZE]"]
+    d = engine.analyze_text("\n".join(launched)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line) == ("local-rank-argument", False, 3)
+    # argparse naming another argument it rejected (AstarLight/Keras-image-classifer-framework#5's error line, put
+    # under the usage above) is what went wrong instead.
+    other = "train.py: error: the following arguments are required: -dtest/--dataset_test, -dtrain/--dataset_train, -m/--model"
+    assert engine.analyze_text("\n".join([*USAGE_TAIL, other])).diagnoses[0].id != "local-rank-argument"

@@ -162,7 +162,7 @@ def parse_line(line: str) -> LineContext:
 _LEADING = re.compile(
     r"\s*(?:\[(?:rank|default)\d+\]:?"                                   # torchrun --tee, DeepSpeed's launcher
     r"|\[rank: \d+\]"                                                     # Lightning
-    r"|\[(?:\d+,)?\d+\]<std(?:out|err)>:"                                 # Open MPI --tag-output, Horovod
+    r"|(?:\[(?:\d+,)?\d+\])?<std(?:out|err)>:"                             # Open MPI --tag-output, Horovod
     r"|\((?:[\w.-]+(?: [\w=.-]+)*? )?pid=\d+(?:, ip=[\d.]+)?\)"          # Ray actors ("(pid=1)" in 1.x), vLLM
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
