@@ -244,7 +244,8 @@ class Matcher:
                 result.lead = chunk.text.split("\n", 1)[0]
             if result.awaiting:
                 result.continue_into(chunk.text.split("\n", 1)[0])
-            for line_no, index_in_chunk, start, candidates in self._hit_lines(chunk):
+            counted = [0, 0]  # line breaks counted so far, and the offset counted up to (_hit_lines)
+            for line_no, index_in_chunk, start, candidates in self._hit_lines(chunk, counted):
                 text = chunk.text
                 stop = text.find("\n", start)
                 line = text[start:stop if stop >= 0 else len(text)]
@@ -296,13 +297,16 @@ class Matcher:
                         _column(original, line, m.start()), _column(original, line, m.end()),
                         line[:MAX_TEXT], source, time, clock, inferred and time is not None,
                         captures, order, root_cause))
-            result.lines = chunk.first_line + chunk.text.count("\n") - (1 if chunk.text.endswith("\n") else 0)
+            breaks = counted[0] + chunk.text.count("\n", counted[1])
+            result.lines = chunk.first_line + breaks - (1 if chunk.text.endswith("\n") else 0)
             if on_chunk:
                 on_chunk(chunk)
         return result
 
-    def _hit_lines(self, chunk: Chunk) -> Iterator[tuple[int, int, int, set[int]]]:
-        """(line number, line index in chunk, line start offset, candidate pattern indices) per hit line."""
+    def _hit_lines(self, chunk: Chunk, counted: list[int] | None = None) -> Iterator[tuple[int, int, int, set[int]]]:
+        """(line number, line index in chunk, line start offset, candidate pattern indices) per hit line. `counted`
+        holds the line breaks counted and the offset they were counted up to, for the caller to count the rest."""
+        counted = [0, 0] if counted is None else counted
         text = chunk.text
         counted_to = 0
         index = 0
@@ -316,7 +320,8 @@ class Matcher:
                 candidates = {i for literal in literals for i in indices_of[names[literal]]}
             if candidates:
                 index += text.count("\n", counted_to, start)
-                counted_to = start
+                counted_to = counted[1] = start
+                counted[0] = index
                 yield chunk.first_line + index, index, start, candidates
 
     @staticmethod
