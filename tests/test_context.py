@@ -12,6 +12,13 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] File", Source(rank=1, pid=22110)),
     ("[2025-01-24 04:52:54 TP1] Scheduler hit an exception: Traceback (most recent call last):", Source(rank=1)),
     ("[1,3]<stderr>:RuntimeError: boom", Source(rank=3)),
+    # TensorRT-LLM's logger (ai-dynamo/dynamo#4299), SkyPilot's node prefix (skypilot-org/skypilot#3217), OLMo's
+    # logger (allenai/OLMo#552)
+    ("[11/17/2025-14:46:33] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: Failed, NCCL error "
+     "../tensorrt_llm/common/opUtils.cpp:125 'invalid usage (run with NCCL_DEBUG=WARN for details)'", Source(rank=0)),
+    ("(worker1, rank=1, pid=20075, ip=10.164.15.193) 10.164.15.192,10.164.15.193", Source(rank=1, pid=20075)),
+    ("[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 "
+     "failed", Source(rank=0)),
     ("2023-12-16T09:36:24.652173Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=1", Source(rank=1)),
     ("[3]<stderr>:python: can't open file '/home/projects/fujitsu_challenge/template.py': [Errno 2", Source(rank=3)),
     ("[default5]:[W1202 16:11:27.667376956 socket.cpp:1028] x", Source(local_rank=5)),
@@ -37,13 +44,14 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("[HUGECTR][08:46:21][WARNING][RANK0]: The model name is not specified when creating the solver.", Source(rank=0)),
     ("[HCTR][06:21:10.185][ERROR][RK0][main]: Runtime error: invalid argument", Source(rank=0)),
     ("plain line", Source()),
-], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "tgi-rank-field", "horovod-tag",
+], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "trtllm-rank", "skypilot-rank",
+        "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
         "lightning-rank", "hugectr-3", "hugectr-4", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
-    if "rank=" in line and "(" not in line:  # a trailing field names the rank of the whole line
+    if line.rsplit(" ", 1)[-1].startswith("rank="):  # a trailing field names the rank of the whole line
         assert parse_line(line).source_at(0) == source
 
 

@@ -83,13 +83,19 @@ _PREFIXES = (
     (re.compile(r"\[(?:HCTR|HUGECTR)\]\[[\d:.]+\]\[[A-Z]+\]\[(?:RK|RANK)(\d+)\]"), "rank", "CTR]["),
     # SGLang's scheduler processes: "[2025-01-24 04:52:54 TP1]" (tensor-parallel rank only, no DP/PP tag).
     (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank", "TP"),
+    # TensorRT-LLM's Python logger: "[11/17/2025-14:46:33] [TRT-LLM] [RANK 0] [E] ...".
+    (re.compile(r"\[TRT-LLM\] \[RANK (\d+)\]"), "rank", "[RANK "),
+    # SkyPilot's multi-node task output: "(head, rank=0, pid=21170) ...", "(worker1, rank=1, pid=20075, ip=...) ...".
+    (re.compile(r"\((?:head|worker\d+), rank=(\d+), pid=\d+"), "rank", ", rank="),
+    # OLMo's logger: "CRITICAL [olmo.util:158, rank=0] ...".
+    (re.compile(r"\[[\w.]+:\d+, rank=(\d+)\]"), "rank", ", rank="),
 )
 _SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
 _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
 # text-generation-inference's launcher ends a shard's lines with its tracing field: "... rank=1".
 _TRAILING_RANK = re.compile(r"\srank=(\d+)\s*$")
-_RAY_PID = re.compile(r"\((?:\w+ )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
+_RAY_PID = re.compile(r"\((?:\w+ |\w+, rank=\d+, )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
 _SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
                      r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
 _DMESG = re.compile(r"^\[\s*(\d{1,12}\.\d{1,9})\]")
@@ -164,6 +170,7 @@ _LEADING = re.compile(
     r"|\[rank: \d+\]"                                                     # Lightning
     r"|(?:\[(?:\d+,)?\d+\])?<std(?:out|err)>:"                             # Open MPI --tag-output, Horovod
     r"|\((?:[\w.-]+(?: [\w=.-]+)*? )?pid=\d+(?:, ip=[\d.]+)?\)"          # Ray actors ("(pid=1)" in 1.x), vLLM
+    r"|\((?:head|worker\d+), rank=\d+, pid=\d+(?:, ip=[\d.]+)?\)"        # SkyPilot's nodes
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
     r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"  # ISO date and time
