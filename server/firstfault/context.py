@@ -144,13 +144,14 @@ def parse_line(line: str) -> LineContext:
                 segments.append((m.start(), Source(**{field: bounded(m.group(1))})))
     if not segments and (m := _SLURM_LABEL.match(line)):
         segments.append((0, Source(rank=bounded(m.group(1)))))
-    segments.sort(key=lambda seg: seg[0])
+    if len(segments) > 1:
+        segments.sort(key=lambda seg: seg[0])
     extra = {}
     if "] " in line and (m := _NCCL.search(line)):
         extra = {"host": m["host"], "pid": bounded(m["pid"], MAX_PID), "device": bounded(m["dev"])}
     elif "pid=" in line and (m := _RAY_PID.search(line)):
         extra = {"pid": bounded(m.group(1), MAX_PID)}
-    if m := _SYSLOG.match(line):
+    if " kernel:" in line and (m := _SYSLOG.match(line)):
         extra["host"] = m["host"]
     in_text = ("Rank " in line and _RANK_IN_TEXT.search(line)) or ("rank=" in line and _TRAILING_RANK.search(line))
     if in_text and not any(s.rank is not None for _, s in segments):

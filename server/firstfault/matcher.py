@@ -146,21 +146,22 @@ class _Found:
         return self.match.groupdict()
 
 
-def _search(pattern: Pattern, line: str) -> _Found | None:
-    """Raises SlowPattern when a user pattern runs out of time (userregex.py)."""
-    if m := pattern.regex.search(line):
-        return _Found(m)
-    if pattern.regex.pattern.startswith("^") and (start := message_start(line)) and (
-            m := pattern.regex.search(line[start:message_end(line, start)])):
-        return _Found(m, start)
-    return None
+@attrs.frozen
+class _Searcher:
+    """How the matcher runs one pattern: the text every match holds (guards.py), the search itself (a library regex
+    compiled once, unwrapped; a user regex through its time limit, which raises SlowPattern), and whether an
+    anchored regex is tried again on the message after the line's prefixes."""
 
+    needed: tuple[str, ...]
+    search: Callable[[str], re.Match | None]
+    anchored: bool
 
-def _guard_of(pattern: Pattern) -> tuple[str, ...]:
-    """User patterns (userregex) run under a time limit and keep no guard; a library regex compiles here if it was
-    lazy (libcache)."""
-    compiled = getattr(pattern.regex, "compiled", None) or pattern.regex
-    return guard(compiled) if isinstance(compiled, re.Pattern) else ()
+    @classmethod
+    def of(cls, pattern: Pattern) -> "_Searcher":
+        compiled = getattr(pattern.regex, "compiled", None) or pattern.regex
+        library = isinstance(compiled, re.Pattern)  # user patterns (userregex) keep no guard and their time limit
+        return cls(guard(compiled) if library else (), compiled.search if library else pattern.regex.search,
+                   pattern.regex.pattern.startswith("^"))
 
 
 def _captured_source(m) -> Source:
@@ -194,16 +195,22 @@ class Matcher:
         self._indices_of = by_literal  # literal -> pattern indices, for the literals Hyperscan reports (Prefilter.hits)
         self.longest_literal = max(map(len, by_literal), default=0)
         self.slow: dict[int, str] = {}  # pattern index -> where it is defined, for patterns switched off
-        self._guards: dict[int, tuple[str, ...]] = {}  # pattern index -> text its matches hold (guards.py)
+        self._searchers: dict[int, _Searcher] = {}  # pattern index -> how to run it, made on first use
 
     def _search(self, index: int, line: str) -> _Found | None:
-        if (needed := self._guards.get(index)) is None:
-            needed = self._guards[index] = _guard_of(self.patterns[index])
+        if (searcher := self._searchers.get(index)) is None:
+            searcher = self._searchers[index] = _Searcher.of(self.patterns[index])
+        needed = searcher.needed
         # One text is the common case: tested directly, without a generator per line.
         if needed and not (needed[0] in line if len(needed) == 1 else any(text in line for text in needed)):
             return None
         try:
-            return _search(self.patterns[index], line)
+            if m := searcher.search(line):
+                return _Found(m)
+            if searcher.anchored and (start := message_start(line)) and (
+                    m := searcher.search(line[start:message_end(line, start)])):
+                return _Found(m, start)
+            return None
         except SlowPattern as slow:
             self.slow[index] = slow.origin  # switched off for every later line and input
             return None

@@ -10,12 +10,16 @@ MAX_PID = 2**32
 MAX_COUNTER = 10**15  # sequence numbers, exit codes, sizes
 
 
+# Longer than any limit here: parsing stops before the number's length could cost anything.
+_MAX_DIGITS = 18
+
+
 def bounded(text: str | None, limit: int = MAX_RANK) -> int | None:
     """The value of a decimal (optionally negative) number, or None when it is not one or exceeds `limit`."""
     if not text:
         return None
     digits = text[1:] if text[0] == "-" else text
-    if not digits.isdigit() or not digits.isascii() or len(digits) > len(str(limit)):
+    if len(digits) > _MAX_DIGITS or not digits.isdigit() or not digits.isascii():
         return None
     value = int(text)
     return value if abs(value) <= limit else None
