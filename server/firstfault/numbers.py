@@ -10,8 +10,7 @@ MAX_PID = 2**32
 MAX_COUNTER = 10**15  # sequence numbers, exit codes, sizes
 
 
-# Longer than any limit here: parsing stops before the number's length could cost anything.
-_MAX_DIGITS = 18
+_DIGITS: dict[int, int] = {}  # limit -> its number of digits: a longer number exceeds it, and is not parsed
 
 
 def bounded(text: str | None, limit: int = MAX_RANK) -> int | None:
@@ -19,7 +18,9 @@ def bounded(text: str | None, limit: int = MAX_RANK) -> int | None:
     if not text:
         return None
     digits = text[1:] if text[0] == "-" else text
-    if len(digits) > _MAX_DIGITS or not digits.isdigit() or not digits.isascii():
+    if (width := _DIGITS.get(limit)) is None:
+        width = _DIGITS[limit] = len(str(limit))
+    if len(digits) > width or not digits.isdigit() or not digits.isascii():
         return None
     value = int(text)
     return value if abs(value) <= limit else None
