@@ -19,7 +19,8 @@ from firstfault.matcher import Event, Matcher, ScanResult
 from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
-from firstfault.wrapped import PASTE_BYTES, wrapped_events
+from firstfault.raised import raised_events
+from firstfault.wrapped import PASTE_BYTES, paste_lines, wrapped_events
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -140,8 +141,11 @@ class Engine:
                 pieces = scan_in_pieces(self.matcher, item.size, item.pieces, item.name, self.jobs, index, source,
                                         order, advance, advanced) if advanced and item.pieces else None
                 scan = pieces or self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
-            if item.size <= PASTE_BYTES and wrapped_events(self.matcher, item.chunks(), scan, index, source):
-                scan = numbered_from(scan, order)
+            if item.size <= PASTE_BYTES:  # a paste: lines a terminal wrapped, a traceback cut before its exception
+                lines, first = paste_lines(item.chunks())
+                joined = wrapped_events(self.matcher, lines, first, scan, index, source)
+                if raised_events(self.matcher, lines, first, scan, index, source) or joined:
+                    scan = numbered_from(scan, order)
             scan = _placed(scan, item)
             order += len(scan.events)
             scans.append(scan)

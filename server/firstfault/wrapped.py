@@ -24,15 +24,16 @@ PASTE_BYTES = 64 * 1024
 MIN_WRAPPED = 40
 
 
-def wrapped_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResult, input_index: int,
-                   file_source: Source) -> bool:
-    """Adds to `scan` the events of messages cut over two lines; True when it changed anything (the caller then
-    numbers the events again)."""
+def paste_lines(chunks: Iterable[Chunk]) -> tuple[list[str], int]:
+    """A small input's lines (escapes removed, as the matcher reads them) and the number of the first."""
     chunks = list(chunks)
-    if not chunks:
-        return False
-    lines = "".join(c.text for c in chunks).split("\n")
-    first = chunks[0].first_line
+    return ("".join(c.text for c in chunks).split("\n"), chunks[0].first_line) if chunks else ([], 1)
+
+
+def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanResult, input_index: int,
+                   file_source: Source) -> bool:
+    """Adds to `scan` the events of messages cut over two lines (`lines` from paste_lines, the first numbered
+    `first`); True when it changed anything (the caller then numbers the events again)."""
     by_line: dict[tuple[int, str], int] = {(e.line, e.pattern.id): i for i, e in enumerate(scan.events)}
     # A line with a reading: the fields the cut moved to the next line may complete it.
     read = {e.line for e in scan.events}

@@ -1,0 +1,47 @@
+"""A traceback cut before its exception line: the `raise` its last frame shows says what was raised.
+
+Python prints each frame's source line, and the frame that raised comes last. When a paste ends inside a
+traceback (a selection that stopped early, a terminal that cut it), that source line is often all there is of the
+error: `raise RuntimeError("Distributed package doesn't have NCCL built in")`. Read as the line Python would have
+printed next, `RuntimeError: Distributed package doesn't have NCCL built in`, it is matched like one. Only where
+nothing but Python 3.11's caret markers follows it: a traceback that goes on to its exception line is read there.
+"""
+
+from __future__ import annotations
+
+import re
+import attrs
+
+from firstfault.context import Source
+from firstfault.matcher import Matcher, ScanResult
+from firstfault.roles import FAILURE_ROLES
+from firstfault.reader import Chunk
+
+# The source line of a raise with a string literal: "raise RuntimeError("message" ...", behind caret markers a paste
+# may have glued on. The message ends at its closing quote, or at the line's end where the call goes on.
+_RAISE = re.compile(r"^[\s^~]*raise (?P<exception>[A-Za-z_][\w.]*)\(\s*f?(?P<quote>[\"'])(?P<message>.*?)(?:(?P=quote)|$)")
+_FURNITURE = re.compile(r"^[\s^~]*$")  # blank, or Python 3.11's markers under the failing expression
+
+
+def raised_events(matcher: Matcher, lines: list[str], first: int, scan: ScanResult, input_index: int,
+                  file_source: Source) -> bool:
+    """Adds to `scan` the failure a cut traceback's last `raise` names (`lines` from wrapped.paste_lines, the first
+    numbered `first`); True when it added one (the caller then numbers the events again)."""
+    last = len(lines) - 1
+    while last >= 0 and _FURNITURE.match(lines[last]):
+        last -= 1
+    if last < 0 or not (m := _RAISE.match(lines[last])) or not m["message"].strip():
+        return False
+    line_no = first + last
+    if any(e.line == line_no and e.role in FAILURE_ROLES for e in scan.events):
+        return False
+    printed = f"{m['exception']}: {m['message']}"
+    part = matcher.scan([Chunk(printed, line_no, printed)], scan.path, input_index, file_source)
+    found = [attrs.evolve(e, text=lines[last], col_start=0, col_end=len(lines[last]))
+             for e in part.events if e.role in FAILURE_ROLES and not e.pattern.generic]
+    if not found:
+        return False
+    scan.events.extend(found)
+    for e in found:
+        scan.counts[(e.pattern.id, e.source)] += 1
+    return True
