@@ -310,6 +310,11 @@ class Matcher:
                 on_chunk(chunk)
         return result
 
+    def read_line(self, text: str, line_no: int, path: str, input_index: int, file_source: Source) -> list[Event]:
+        """The events of a line the input does not hold as such (two halves a terminal cut apart, a raise read as the
+        exception it names), numbered as line `line_no`."""
+        return self.scan([Chunk(text, line_no, text)], path, input_index, file_source).events
+
     def _hit_lines(self, chunk: Chunk, counted: list[int] | None = None) -> Iterator[tuple[int, int, int, set[int]]]:
         """(line number, line index in chunk, line start offset, candidate pattern indices) per hit line. `counted`
         holds the line breaks counted and the offset they were counted up to, for the caller to count the rest."""

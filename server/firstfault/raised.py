@@ -10,12 +10,12 @@ nothing but Python 3.11's caret markers follows it: a traceback that goes on to 
 from __future__ import annotations
 
 import re
+
 import attrs
 
 from firstfault.context import Source
 from firstfault.matcher import Matcher, ScanResult
 from firstfault.roles import FAILURE_ROLES
-from firstfault.reader import Chunk
 
 # The source line of a raise with a string literal: "raise RuntimeError("message" ...", behind caret markers a paste
 # may have glued on. The message ends at its closing quote, or at the line's end where the call goes on.
@@ -36,9 +36,9 @@ def raised_events(matcher: Matcher, lines: list[str], first: int, scan: ScanResu
     if any(e.line == line_no and e.role in FAILURE_ROLES for e in scan.events):
         return False
     printed = f"{m['exception']}: {m['message']}"
-    part = matcher.scan([Chunk(printed, line_no, printed)], scan.path, input_index, file_source)
     found = [attrs.evolve(e, text=lines[last], col_start=0, col_end=len(lines[last]))
-             for e in part.events if e.role in FAILURE_ROLES and not e.pattern.generic]
+             for e in matcher.read_line(printed, line_no, scan.path, input_index, file_source)
+             if e.role in FAILURE_ROLES and not e.pattern.generic]
     if not found:
         return False
     scan.events.extend(found)

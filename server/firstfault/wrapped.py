@@ -46,8 +46,8 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
             crossing = _crossing(matcher, joined, left)
             if first + n not in read and not crossing:
                 continue
-            part = matcher.scan([Chunk(joined, first + n, joined)], scan.path, input_index, file_source)
-            across = [_on_first_line(e, len(a)) for e in part.events if e.col_start < left and e.col_end > right]
+            events = matcher.read_line(joined, first + n, scan.path, input_index, file_source)
+            across = [_on_first_line(e, len(a)) for e in events if e.col_start < left and e.col_end > right]
             for event in across:
                 key = (event.line, event.pattern.id)
                 at = by_line.get(key)
