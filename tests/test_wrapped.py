@@ -3,6 +3,10 @@
 
 from pathlib import Path
 
+from conftest import REFERENCE_HEAD
+from firstfault.engine import Engine
+from firstfault.loader import load_library
+
 # pytorch/pytorch#123023: a terminal's word wrap (at spaces) through PyTorch 2.3's watchdog message.
 WORD_WRAPPED = [
     "NCCL version 2.19.3+cuda12.0",
@@ -53,3 +57,23 @@ def test_lines_that_were_not_cut_are_not_joined(engine):
     path = Path(__file__).parent / "fixtures" / "realrun" / "rank-late-to-init.log"
     report = engine.analyze_text(path.read_text())
     assert not [e for e in report.events if "Traceback (most recent" in e.text and "DistStoreError" in e.text]
+
+
+def test_a_reading_that_runs_on_across_the_cut_does_not_stop_the_other_join(tmp_path):
+    # A user's pattern for c10d's error lines reads the first line, its message running on to the end: the join
+    # without a space reads it again ("Watchdogcaught ..."), and the join at the space must still be tried.
+    (tmp_path / "c10d-error-level.toml").write_text(REFERENCE_HEAD.format(id="c10d-error-level") + """
+[[patterns]]
+id = "c10d-error-line"
+literals = ["ProcessGroupNCCL.cpp:"]
+regex = '\\[E\\d+ [\\d:.]+ ProcessGroupNCCL\\.cpp:\\d+\\] (?P<message>\\S.*)'
+role = "context"
+emitter = "pytorch"
+match = ["[E329 19:15:11.775879730 ProcessGroupNCCL.cpp:565] [Rank 0] Watchdog",
+         "[E329 19:15:11.777459894 ProcessGroupNCCL.cpp:1561] [PG 0 Rank 0]"]
+near_miss = ["NCCL version 2.19.3+cuda12.0"]
+""")
+    engine = Engine(load_library([tmp_path]))
+    report = engine.analyze_text("\n".join(WORD_WRAPPED))
+    assert "c10d-error-line" in {e.pattern.id for e in report.events}
+    assert report.diagnoses[0].id == "collective-timeout"

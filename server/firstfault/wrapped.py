@@ -48,6 +48,7 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
                 continue
             events = matcher.read_line(joined, first + n, scan.path, input_index, file_source)
             across = [_on_first_line(e, len(a)) for e in events if e.col_start < left and e.col_end > right]
+            took = False
             for event in across:
                 key = (event.line, event.pattern.id)
                 at = by_line.get(key)
@@ -60,7 +61,8 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
                 else:
                     continue
                 by_line[key] = -1  # one reading per pattern and line
-            if across:
+                took = True
+            if took:  # else the other join may read what this one did not (a match that runs on across the cut)
                 break
     if not added and not replaced:
         return False
