@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import firstfault.engine as engine_module
 import firstfault.reader as reader
 from firstfault.engine import Engine
 from firstfault.inputs import text_input
@@ -41,6 +42,7 @@ def _scan_state(report):
 def test_a_rescan_from_a_checkpoint_is_the_whole_scan(engine, monkeypatch, base, cut, tail, partial, split):
     """The new text also given in two parts (an editor buffer and what was appended to it), cut anywhere."""
     monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", 2048)  # the same for every example: nothing to reset
+    monkeypatch.setattr(engine_module, "PASTE_BYTES", 0)  # texts this small are pastes, which are never resumed
     old = "".join(base)
     if partial:  # the last line was still being written
         old = old[:-1]
@@ -69,3 +71,20 @@ def test_an_append_rescans_only_the_last_chunk(engine, monkeypatch):
                            progress=lambda done, total: scanned.append(done))
     assert scanned[-1] < len(new) - at.offset + 4096  # the chunks from the checkpoint on, not the whole text
     assert again.to_json() == engine.analyze([text_input(new, "live.log")]).to_json()
+
+
+# kvcache-ai/Mooncake#2177: an error-level line that only a paste's reading knows (a paste-only pattern).
+PASTE_ONLY = "E0521 16:22:21.694042   162 transfer_metadata.cpp:877] Local segment descriptor not found\n"
+
+
+def test_a_paste_that_grows_past_a_pastes_size_is_read_as_a_whole_scan_would(engine, monkeypatch):
+    monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", 2048)  # checkpoints after the paste-only line
+    old = PASTE_ONLY + "".join(LINES[:200])
+    new = old + "".join(LINES * 2)
+    assert len(old) <= engine_module.PASTE_BYTES < len(new)
+    before = engine.analyze([text_input(old, "live.log")])
+    assert any(e.pattern.id == "glog-error-line-cpp" for e in before.scans[0].events)
+    again = engine.analyze([text_input(new, "live.log", earlier=(before.scans[0], old.count("\n") + 1))])
+    whole = engine.analyze([text_input(new, "live.log")])
+    assert _scan_state(again) == _scan_state(whole)
+    assert not any(e.pattern.id == "glog-error-line-cpp" for e in again.scans[0].events)

@@ -390,6 +390,26 @@ def test_an_error_level_glog_line_is_an_error_line_but_not_tensorflows_start_up_
     assert engine.analyze_text("\n".join(noise)).diagnoses == ()
 
 
+def test_an_error_level_glog_line_from_a_cpp_file_is_read_in_a_paste(engine):
+    # kvcache-ai/Mooncake#2177 and PR #1067 (glog 0.7's year in the prefix), each pasted alone.
+    for line in ["E0521 16:22:21.694042   162 transfer_metadata.cpp:877] Local segment descriptor not found",
+                 "E20251112 17:02:55.861567 33158 tcp_transport.cpp:480] TcpTransport::startTransfer encountered an "
+                 "ASIO exception. Slice details - source_addr: 0x12d11ac40000, length: 32768, opcode: 0, target_id: "
+                 "1. Exception: resolve: Host not found (authoritative)"]:
+        top = engine.analyze_text(line).diagnoses[0]
+        assert (top.id, top.initiator.line) == (UNRECOGNISED, 1)
+    # The large logs' scan does not look for ".cpp:" at all (every c10 warning line holds it).
+    assert ".cpp:" not in engine.matcher.literals()
+
+
+def test_a_paste_only_catch_all_yields_to_a_specific_reading_of_its_line(engine):
+    # Mooncake's registration failure under SGLang (sgl-project/sglang#6894) is known; the error-level prefix adds nothing.
+    line = "E0605 10:48:27.885119 10136 rdma_context.cpp:203] Failed to register memory 0x7b375b400000: Invalid argument [22]"
+    report = engine.analyze_text(line)
+    assert report.diagnoses[0].id == "ib-gpu-memory-registration-failed"
+    assert [e.pattern.id for e in report.events if e.pattern.id == "glog-error-line-cpp"] == []
+
+
 def test_an_exception_python_ignored_and_went_on_from_is_no_failure(engine):
     # rapidsai/cugraph#4182: a run that finished, then CPython's unraisable-exception reports at exit.
     ignored = ["0.04763150215148926",

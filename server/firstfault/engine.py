@@ -19,6 +19,7 @@ from firstfault.matcher import Event, Matcher, ScanResult
 from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
+from firstfault.pasteonly import paste_only_events
 from firstfault.raised import raised_events
 from firstfault.wrapped import PASTE_BYTES, paste_lines, wrapped_events
 
@@ -40,8 +41,14 @@ class Engine:
         """`jobs`: processes a large plain file may be scanned in (pieces are forked: the CLI's choice, not a
         long-lived server's, which has threads)."""
         self.library = library if library is not None else load_library()
-        self.matcher = Matcher(self.library.patterns())
+        patterns = self.library.patterns()
+        self.matcher = Matcher(p for p in patterns if not p.paste_only)
+        self.paste_matcher = Matcher(p for p in patterns if p.paste_only)
         self.jobs = jobs
+
+    def slow_patterns(self) -> list[str]:
+        """User patterns switched off for running out of time, in either matcher."""
+        return [*self.matcher.slow_patterns(), *self.paste_matcher.slow_patterns()]
 
     def analyze_paths(self, paths: Iterable[str | Path], progress: Progress | None = None,
                       on_entry: Callable[[int, bool], None] | None = None,
@@ -113,7 +120,7 @@ class Engine:
             if diagnoses and (new := _new_in_failed_run(diagnoses[0], current_events, good)):
                 diagnoses[0] = attrs.evolve(diagnoses[0], evidence_for=diagnoses[0].evidence_for + (new,))
         infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary, i.kind) for i, s in zip(inputs, scans))
-        notes = [*notes, *input_notes, *self.matcher.slow_patterns()]
+        notes = [*notes, *input_notes, *self.slow_patterns()]
         return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
                       tuple(e for a in attempts for e in a.events), comparison, tuple(scans))
 
@@ -131,7 +138,10 @@ class Engine:
         for index, item in enumerate(inputs):
             source = file_sources[index]
             earlier, changed = item.earlier if item.earlier is not None else (None, 0)
-            at = earlier.resumable(changed, order) if earlier is not None and item.chunks_from else None
+            # A paste's scan holds what only a paste's reading adds (wrapped lines, paste-only patterns): a whole
+            # scan of a small input is cheap, and one grown past a paste's size must lose those readings.
+            at = earlier.resumable(changed, order) if (earlier is not None and not earlier.pasted
+                                                       and item.chunks_from) else None
             if index in elsewhere:
                 scan = numbered_from(elsewhere[index], order)
             elif at is not None:  # an edited buffer: from the last checkpoint before the first changed line
@@ -144,8 +154,10 @@ class Engine:
             if item.size <= PASTE_BYTES:  # a paste: lines a terminal wrapped, a traceback cut before its exception
                 lines, first = paste_lines(item.chunks())
                 joined = wrapped_events(self.matcher, lines, first, scan, index, source)
-                if raised_events(self.matcher, lines, first, scan, index, source) or joined:
+                raised = raised_events(self.matcher, lines, first, scan, index, source)
+                if paste_only_events(self.paste_matcher, item.chunks(), scan, index, source) or raised or joined:
                     scan = numbered_from(scan, order)
+                scan.pasted = True
             scan = _placed(scan, item)
             order += len(scan.events)
             scans.append(scan)

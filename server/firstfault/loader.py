@@ -363,7 +363,8 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     bool(item.get("continuation", False)),
                                     tuple(check.strings(item, "unless", line_from=at)),
                                     _once_per(check, at, pid, item, regex),
-                                    _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item)))
+                                    _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item),
+                                    _flag(check, at, pid, item, "paste_only")))
     return patterns
 
 
@@ -378,11 +379,16 @@ def _repeats_alone(check: "_Checker", at: int, pid: str, item: dict) -> int:
     return value
 
 
-def _standalone(check: "_Checker", at: int, pid: str, item: dict) -> bool:
-    value = item.get("standalone", True)
+def _flag(check: "_Checker", at: int, pid: str, item: dict, key: str, default: bool = False) -> bool:
+    value = item.get(key, default)
     if not isinstance(value, bool):
-        check.fail(_line_of(check.text, "standalone", at), f"'standalone' of pattern '{pid}' must be true or false")
-        return True
+        check.fail(_line_of(check.text, key, at), f"'{key}' of pattern '{pid}' must be true or false")
+        return default
+    return value
+
+
+def _standalone(check: "_Checker", at: int, pid: str, item: dict) -> bool:
+    value = _flag(check, at, pid, item, "standalone", default=True)
     if not value:
         _only_beside_needs(check, at, pid, item, "standalone", "'standalone = false'")
     return value

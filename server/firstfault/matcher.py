@@ -102,6 +102,7 @@ class ScanResult:
     # and the first line read, the continuation of an earlier piece's awaiting events (a scan split in pieces).
     awaiting: list[tuple[int, str]] = attrs.field(factory=list)
     lead: str | None = None
+    pasted: bool = False  # read as a paste too (engine.py): not a scan to resume from
 
     def continue_into(self, first_line: str) -> None:
         """Give the awaiting events their continuation: the first line of what follows."""

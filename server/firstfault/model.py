@@ -55,6 +55,10 @@ class Pattern:
     # Alone (an excerpt, or the end of a log), a `needs` line counts as a possible cause only where it shows this
     # many times: vLLM's shm-broadcast wait printed once is a slow start, printed on and on is a hang.
     repeats_alone: int = 1
+    # Read only in inputs small enough to be a paste (wrapped.PASTE_BYTES): a pattern whose literal is common in
+    # large logs ("E0521 ... file.cpp:877]" needs ".cpp:", which every c10 warning holds) costs the whole scan, yet
+    # the line it reads is the only evidence where someone pasted just it.
+    paste_only: bool = False
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

@@ -272,7 +272,7 @@ class FirstfaultServer(LanguageServer):
         return inputs, versions
 
     def publish(self, analysis: Analysis) -> None:
-        for slow in self.engine.matcher.slow_patterns():
+        for slow in self.engine.slow_patterns():
             if slow not in self.reported_errors:  # a user's pattern switched off for running out of time: once
                 self.reported_errors.add(slow)
                 self.show(f"firstfault: {slow}")

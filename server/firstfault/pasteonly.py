@@ -1,0 +1,46 @@
+"""Patterns read only in pastes (Pattern.paste_only): their literal is too common for a large log's scan to pay for
+(".cpp:" is on every c10 warning line), but in a small input the line they read may be the only evidence.
+
+A paste is read once more by a matcher of these patterns alone, and its events join the scan's as if one matcher
+had read every line: on a line that a specific pattern also reads, a catch-all (generic) reading goes, whichever
+matcher made it (Matcher.scan's rule for one line)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from firstfault.context import Source
+from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.reader import Chunk
+
+
+def _specific(event: Event) -> bool:
+    return not event.pattern.generic and not event.pattern.needs
+
+
+def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResult, input_index: int,
+                      file_source: Source) -> bool:
+    """Adds to `scan` what `matcher` (the paste-only patterns) reads in `chunks`; True when it changed anything
+    (the caller then numbers the events again)."""
+    if not matcher.patterns:
+        return False
+    read = {(e.line, e.pattern.id) for e in scan.events}
+    found = [e for e in matcher.scan(chunks, scan.path, input_index, file_source).events
+             if (e.line, e.pattern.id) not in read]
+    if not found:
+        return False
+    specific_lines = {e.line for e in [*scan.events, *found] if _specific(e)}
+    kept = [e for e in scan.events if not e.pattern.generic or e.line not in specific_lines]
+    added = [e for e in found if not e.pattern.generic or e.line not in specific_lines]
+    if len(kept) == len(scan.events) and not added:
+        return False
+    for event in added:
+        scan.counts[(event.pattern.id, event.source)] += 1
+    for event in scan.events:
+        if event.pattern.generic and event.line in specific_lines:
+            key = (event.pattern.id, event.source)
+            scan.counts[key] -= 1
+            if scan.counts[key] <= 0:
+                del scan.counts[key]
+    scan.events[:] = sorted([*kept, *added], key=lambda e: e.line)  # stable: the line's own readings first
+    return True
