@@ -170,6 +170,11 @@ def test_sources_from_file_names(path, source, attempt):
     # pytest's explanation of a failed test (facebookresearch/fairscale#124)
     ("E       RuntimeError: baddbmm for CUDA tensors only supports floating-point types. Try converting the tensors "
      "with .float() at /private/home/", "RuntimeError: baddbmm"),
+    # `docker compose logs`' service name (AbdBarho/stable-diffusion-webui-docker#420) and `docker service logs`' task
+    # (horovod/horovod#3568)
+    ("webui-docker-auto-1  | Traceback (most recent call last):", "Traceback"),
+    ("microservice_distributedtraining.1.lclmxgm94n89@template-maquina-learning-1 | ray.exceptions.OwnerDiedError: "
+     "Failed to retrieve object 0084dccab86986a08bfb38ae278b2ccc11f06e8e0100000002000000.", "ray.exceptions"),
     # horovodrun's stream tag without the rank (microsoft/XPretrain#34)
     ("<stderr>:ImportError: cannot import name 'CLIPTokenizerFast' from 'transformers' "
      "(/usr/local/lib/python3.7/dist-packages/transformers/__init__.py)", "ImportError: cannot"),

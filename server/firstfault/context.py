@@ -184,11 +184,12 @@ _LEADING = re.compile(
     r"|E {3,}(?=\S)"                        # pytest's explanation of a failed test ("E       RuntimeError: ...")
     r")")
 # What a launcher puts at the very start of each line: Slurm's --label task number, pdsh's host (DeepSpeed's
-# multi-node runner). Not an exception class ("RuntimeError: ..." is the message itself).
-# Bounded: a label is a task number or a host name, and on a line of megabytes without a space an unbounded run
-# backtracks through all of it (0.2 s per pattern on the hostile 200 MB line).
-_LINE_LABEL = re.compile(r"\s{0,4}(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]{0,62}"
-                         r"(?:\.[\w-]{1,63}){0,126}): (?=\S)")
+# multi-node runner); `docker compose logs`' service name ("trainer-1  | ", "trainer_1  | " before Compose v2) and
+# `docker service logs`' task ("svc.1.<task id>@<node>    | "). Not an exception class ("RuntimeError: ..." is the
+# message itself). Bounded: a label is a task number or a host name, and on a line of megabytes without a space an
+# unbounded run backtracks through all of it (0.2 s per pattern on the hostile 200 MB line).
+_LINE_LABEL = re.compile(r"\s{0,4}(?:(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]{0,62}"
+                         r"(?:\.[\w-]{1,63}){0,126}): |[A-Za-z0-9][\w.-]{0,126}(?:@[\w.-]{1,126})? {1,40}\| )(?=\S)")
 
 
 _SPACES = re.compile(r"\s*")
