@@ -225,4 +225,5 @@ def possible_because(d: Diagnosis) -> str:
     """Why a possible cause is only possible, in one clause."""
     if d.suggested:
         return "The log does not show the cause; this is what usually explains its lines"
-    return "Healthy runs print this line too; here it is the only failure evidence a reference explains"
+    return ("This line does not settle it alone (healthy runs print it too, or the line that says why is missing); here "
+            "it is the only failure evidence a reference explains")
