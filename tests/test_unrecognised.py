@@ -327,6 +327,13 @@ def test_a_vllm_workers_oom_gets_vllm_advice_and_a_training_oom_keeps_training_a
     assert (top.id, top.fix_framework) == ("cuda-oom", None) and top.fix == top.reference.fix
 
 
+def test_sglangs_kv_cache_refusal_gets_sglang_advice(engine):
+    # sgl-project/sglang#4330: the weights left no room for the KV-cache pool.
+    top = engine.analyze_text("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.").diagnoses[0]
+    assert (top.id, top.fix_framework) == ("vllm-kv-cache-too-small", "sglang")
+    assert any("--mem-fraction-static" in f for f in top.fix) and not any("--gpu-memory-utilization" in f for f in top.fix)
+
+
 def test_frameworks_are_recognised_by_their_tags_and_paths():
     import re
 

@@ -14,9 +14,11 @@ from firstfault.model import Reference
 _MARKS = {
     "vllm": re.compile(r"\((?:VllmWorker|EngineCore|RayWorkerVllm|Worker_[TP]P\d)|/vllm/|\bvLLM\b"),
     "deepspeed": re.compile(r"deepspeed", re.IGNORECASE),
+    # SGLang's package path, and its --mem-fraction-static, which its memory errors name
+    "sglang": re.compile(r"/sglang/|--mem-fraction-static"),
 }
 FRAMEWORKS = tuple(_MARKS)
-_NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed"}
+_NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed", "sglang": "SGLang"}
 
 
 def display_name(framework: str) -> str:
