@@ -165,6 +165,12 @@ class _Searcher:
                    pattern.regex.pattern.startswith("^"))
 
 
+def replaces_catch_all(pattern: Pattern) -> bool:
+    """A specific reading of a line replaces a catch-all (generic) one of the same line, unless it counts only beside
+    another line (needs): where that line is missing the catch-all reading is what remains."""
+    return not pattern.generic and not pattern.needs
+
+
 def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
@@ -268,9 +274,7 @@ class Matcher:
                 if not matched:
                     continue
                 if len(matched) > 1:
-                    # A specific reading replaces the catch-all one, unless it counts only beside another line
-                    # (needs): where that line is missing the catch-all reading is what remains.
-                    if any(not p.generic and not p.needs for p, _ in matched):
+                    if any(replaces_catch_all(p) for p, _ in matched):
                         matched = [(p, m) for p, m in matched if not p.generic]
                     # Two readings of one line: the one that matches further along reads the detail that names the
                     # cause (RMM's "std::bad_alloc: out_of_memory: ..."), and the order must not hang on library order.

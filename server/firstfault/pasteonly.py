@@ -3,19 +3,15 @@
 
 A paste is read once more by a matcher of these patterns alone, and its events join the scan's as if one matcher
 had read every line: on a line that a specific pattern also reads, a catch-all (generic) reading goes, whichever
-matcher made it (Matcher.scan's rule for one line)."""
+matcher made it (matcher.replaces_catch_all, Matcher.scan's rule for one line)."""
 
 from __future__ import annotations
 
 from typing import Iterable
 
 from firstfault.context import Source
-from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.matcher import Matcher, ScanResult, replaces_catch_all
 from firstfault.reader import Chunk
-
-
-def _specific(event: Event) -> bool:
-    return not event.pattern.generic and not event.pattern.needs
 
 
 def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResult, input_index: int,
@@ -29,7 +25,7 @@ def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResul
              if (e.line, e.pattern.id) not in read]
     if not found:
         return False
-    specific_lines = {e.line for e in [*scan.events, *found] if _specific(e)}
+    specific_lines = {e.line for e in [*scan.events, *found] if replaces_catch_all(e.pattern)}
     kept = [e for e in scan.events if not e.pattern.generic or e.line not in specific_lines]
     added = [e for e in found if not e.pattern.generic or e.line not in specific_lines]
     if len(kept) == len(scan.events) and not added:
