@@ -113,6 +113,23 @@ def test_an_unexplained_error_line_does_not_silence_a_possible_cause_the_excerpt
     assert engine.analyze_text(git).diagnoses[0].id == UNRECOGNISED
 
 
+def test_a_specific_reading_of_a_line_printed_as_an_error_is_a_possible_cause_not_an_unrecognised_one(engine):
+    # NVIDIA-NeMo/Speech#8637, as pasted: "CUDA error: initialization error" is the fork (cuda-fork-reinit) only beside
+    # a DataLoader worker's line; here C++'s terminate prints it as an error, with lines after it.
+    paste = [
+        "terminate called after throwing an instance of 'c10::Error'",
+        "  what():  CUDA error: initialization error",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+        "incorrect.",
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        "",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.possible, top.initiator.line) == ("cuda-fork-reinit", True, 2)
+    assert any("line 2 prints it as an error" in e for e in top.evidence_for)
+
+
 def test_nccl_error_trace_without_its_warn_is_a_possible_unrecognised_failure(engine):
     # NVIDIA/nccl#1381, as pasted: NCCL_DEBUG=INFO on sockets, the log ends in the error trace and no WARN says why.
     paste = [

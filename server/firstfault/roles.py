@@ -155,9 +155,23 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
     for e in events:
         if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone:
             by_pattern[e.pattern.id].append(e)
-    reasons = {pid: why for pid, evs in by_pattern.items() if (why := _why_possible(evs, input_lines, unexplained))}
+    errors = {(e.input_index, e.line): e for e in events if e.reference_id == UNRECOGNISED
+              and e.role in FAILURE_ROLES and e.pattern.id not in HEADER_ONLY}
+    reasons = {pid: why for pid, evs in by_pattern.items()
+               if (why := _why_possible(evs, input_lines, unexplained) or _printed_as_error(evs, errors))}
     return [attrs.evolve(restored(e), possible=reasons[e.pattern.id]) if e.pattern.id in reasons
             and e.demoted_from else e for e in events]
+
+
+def _printed_as_error(events: list[Event], errors: dict[tuple[int, int], Event]) -> str | None:
+    """A line that a catch-all reads as an error (a C++ terminate's what(), an error-level log line) is a failure
+    whatever else the input holds; where a specific reading of the same line counts only beside another line, it
+    still names the likeliest cause, as a possible one."""
+    line = next((e.line for e in events if (e.input_index, e.line) in errors), None)
+    if line is None:
+        return None
+    return (f"this message is not conclusive on its own (healthy runs print it too, or the line that says why is "
+            f"missing), but line {line} prints it as an error and nothing else in the input explains the failure")
 
 
 def _why_possible(events: list[Event], input_lines: dict[int, int], unexplained: bool = False) -> str | None:
