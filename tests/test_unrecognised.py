@@ -130,6 +130,20 @@ def test_a_specific_reading_of_a_line_printed_as_an_error_is_a_possible_cause_no
     assert any("line 2 prints it as an error" in e for e in top.evidence_for)
 
 
+def test_a_failure_the_software_says_it_recovered_from_is_context_and_one_after_it_counts(engine):
+    # ggml-org/llama.cpp#26297, as pasted: the pipeline-parallel compute buffer did not fit on CUDA1, llama.cpp
+    # retried without pipeline parallelism and the server went on loading.
+    oom = ("1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: "
+           "cudaMalloc failed: out of memory")
+    retry = ("1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline "
+             "parallelism")
+    going_on = "1.07.304.130 I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 50176, kv_unified = 'false'"
+    assert not engine.analyze_text("\n".join([oom, retry, going_on])).diagnoses
+    # the same allocation failing after the retry is the verdict
+    top = engine.analyze_text("\n".join([oom, retry, oom])).diagnoses[0]
+    assert (top.id, top.initiator.line) == ("cuda-oom", 3)
+
+
 def test_nccl_error_trace_without_its_warn_is_a_possible_unrecognised_failure(engine):
     # NVIDIA/nccl#1381, as pasted: NCCL_DEBUG=INFO on sockets, the log ends in the error trace and no WARN says why.
     paste = [

@@ -126,7 +126,7 @@ def _cross_check(library: Library, switched_off: list[Reference]) -> list[LoadEr
                                         f"'against' names pattern '{pid}', which no reference defines; "
                                         "write a pattern id from any signature file"))
         for pattern in ref.patterns:
-            for key, pids in (("needs", pattern.needs), ("unless", pattern.unless)):
+            for key, pids in (("needs", pattern.needs), ("unless", pattern.unless), ("recovers", pattern.recovers)):
                 for pid in pids:
                     if pid not in known_patterns:
                         errors.append(LoadError(ref.source, _source_line(ref, key),
@@ -364,7 +364,8 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     tuple(check.strings(item, "unless", line_from=at)),
                                     _once_per(check, at, pid, item, regex),
                                     _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item),
-                                    _flag(check, at, pid, item, "paste_only")))
+                                    _flag(check, at, pid, item, "paste_only"),
+                                    tuple(check.strings(item, "recovers", line_from=at))))
     return patterns
 
 

@@ -59,6 +59,10 @@ class Pattern:
     # large logs ("E0521 ... file.cpp:877]" needs ".cpp:", which every c10 warning holds) costs the whole scan, yet
     # the line it reads is the only evidence where someone pasted just it.
     paste_only: bool = False
+    # A line that says the software recovered from these patterns' failures (llama.cpp retrying its compute buffers
+    # without pipeline parallelism after a cudaMalloc failed): their lines above it in the same input are context;
+    # a failure after it still counts.
+    recovers: tuple[str, ...] = ()
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

@@ -60,7 +60,8 @@ def without_catch_all(event: Event) -> Event:
 
 def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
     """The roles of one attempt's lines; `input_lines` is each input's line count."""
-    events = _needs_met_or_context(_claimed_twice(_ignored_by_python([restored(e) for e in events])), input_lines)
+    events = _needs_met_or_context(_recovered(_claimed_twice(_ignored_by_python([restored(e) for e in events]))),
+                                   input_lines)
     events = _killed_by_the_agent(events)
     # What the good run printed too is noise both runs share, whatever it says.
     events = [as_context(e) if e.in_baseline else e for e in events]
@@ -135,6 +136,18 @@ def _unrecognised_error(events: list[Event]) -> bool:
 
 def _consequence(event: Event) -> Event:
     return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role="symptom"), cause_absent=True)
+
+
+def _recovered(events: list[Event]) -> list[Event]:
+    """A failure line above a line that says the software recovered from it (in the same input) is context."""
+    last_recovery: dict[tuple[int, str], int] = {}
+    for e in events:
+        for pid in e.pattern.recovers:
+            key = (e.input_index, pid)
+            last_recovery[key] = max(last_recovery.get(key, 0), e.line)
+    if not last_recovery:
+        return events
+    return [as_context(e) if e.line < last_recovery.get((e.input_index, e.pattern.id), 0) else e for e in events]
 
 
 def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
