@@ -357,23 +357,24 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         headline = (f"rank {rank_ranges(departed)} ended on its own ({how}); rank(s) "
                     f"{rank_ranges(sorted(top.ranks()))} lost their connection to it")
         confidence = 0.55 if len(departed) == 1 else 0.4
+    elif (waits or lost) and (peer := _named_peer(top, events)) is not None:
+        # The reports say which rank they wait for or lost (monitored_barrier's "waiting for send/recv from rank 0",
+        # the ranks a Horovod stall list leaves out).
+        rank, naming = peer
+        initiator = _silent_location(rank, events)
+        silent_rank = rank
+        evidence_for.append(f"line {naming.line}{naming.source.on()} names rank {rank} as the peer it was waiting "
+                            f"for: {clip(naming.text, 160)}")
+        others = f"rank(s) {rank_ranges(sorted(top.ranks()))}" if top.ranks() else "the others"
+        headline = (f"rank {rank} left or failed; {others} lost their connection to it" if lost else
+                    f"rank {rank} never joined; {others} timed out waiting for it")
+        confidence = 0.5
     elif waits:
         undetermined = True
         initiator = None
         confidence = 0.3
         evidence_against.append("every rank that reports anything reports the same timeout, and no rank is "
                                 "silent or out of step: the log does not say which rank stopped first")
-    elif lost and (peer := _named_peer(top, events)) is not None:
-        # The ranks that lost a peer say which one it was (monitored_barrier's "waiting for send/recv from rank 0").
-        rank, naming = peer
-        initiator = _silent_location(rank, events)
-        silent_rank = rank
-        evidence_for.append(f"line {naming.line}{naming.source.on()} names rank {rank} as the peer it was waiting "
-                            f"for: {clip(naming.text, 160)}")
-        # The naming line is a reporter's own (_named_peer), so there is at least one.
-        headline = (f"rank {rank} left or failed; rank(s) {rank_ranges(sorted(top.ranks()))} lost their connection "
-                    "to it")
-        confidence = 0.5
     elif lost:
         # Every reporting rank lost a peer, and no rank in the log ended on its own: the peer is not here.
         undetermined = True
@@ -643,11 +644,20 @@ def _clamp(x: float) -> float:
 
 
 def _named_peer(top: Hypothesis, events: list[Event]) -> tuple[int, Event] | None:
-    """The one rank that the reporting ranks' own lines blame (not a reporter itself), with the first line naming it."""
+    """The one rank that the reporting ranks' own lines blame (not a reporter itself), with the first line naming it.
+    Where no line says who reports, a line of the same block as a reported failure counts (Horovod's stall warning,
+    then its list of the tensors each rank has ready)."""
     reporters = top.ranks()
+    blocks = {(e.input_index, e.line) for e in top.failures()} if not reporters else set()
     named = [(r, e) for e in sorted(events, key=event_key)
-             if e.source.rank in reporters and (r := blamed_rank(e)) is not None and r not in reporters]
+             if (e.source.rank in reporters or _in_block(e, blocks))
+             and (r := blamed_rank(e)) is not None and r not in reporters]
     return named[0] if len({r for r, _ in named}) == 1 else None
+
+
+def _in_block(event: Event, lines: set[tuple[int, int]]) -> bool:
+    return event.source.rank is None and any(i == event.input_index and 0 <= event.line - line <= BLOCK_LINES
+                                             for i, line in lines)
 
 
 def _blamed_ranks(failures: list[Event]) -> list[int]:

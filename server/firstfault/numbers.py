@@ -48,11 +48,11 @@ def single_gap(task_list: str) -> int | None:
 
 
 def missing_from(ready: str) -> int | None:
-    """The one rank a comma-separated list of ready ranks leaves out below its highest ('0, 1, 3, 2, 5, 4, 7' -> 6),
-    when at least three are listed (ranks are numbered densely from 0); None when none or several are missing or a
-    value is implausible. Ranks above the highest listed cannot be told from the list."""
+    """The one rank a comma-separated list of ready ranks leaves out below its highest ('0, 1, 3, 2, 5, 4, 7' -> 6,
+    '1' -> 0; ranks are numbered densely from 0, so it exists and is missing); None when none or several are missing
+    or a value is implausible. Ranks above the highest listed cannot be told from the list."""
     ranks = [bounded(part.strip()) for part in ready.split(",")]
-    if len(ranks) < 3 or any(r is None for r in ranks) or len(set(ranks)) != len(ranks):
+    if not ranks or any(r is None for r in ranks) or len(set(ranks)) != len(ranks):
         return None
     holes = set(range(max(ranks) + 1)) - set(ranks)
     return holes.pop() if len(holes) == 1 else None
