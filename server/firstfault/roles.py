@@ -168,7 +168,7 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
     for e in events:
         if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone:
             by_pattern[e.pattern.id].append(e)
-    errors = {(e.input_index, e.line): e for e in events if e.reference_id == UNRECOGNISED
+    errors = {(e.input_index, e.line) for e in events if e.reference_id == UNRECOGNISED
               and e.role in FAILURE_ROLES and e.pattern.id not in HEADER_ONLY}
     reasons = {pid: why for pid, evs in by_pattern.items()
                if (why := _why_possible(evs, input_lines, unexplained) or _printed_as_error(evs, errors))}
@@ -176,7 +176,7 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
             and e.demoted_from else e for e in events]
 
 
-def _printed_as_error(events: list[Event], errors: dict[tuple[int, int], Event]) -> str | None:
+def _printed_as_error(events: list[Event], errors: set[tuple[int, int]]) -> str | None:
     """A line that a catch-all reads as an error (a C++ terminate's what(), an error-level log line) is a failure
     whatever else the input holds; where a specific reading of the same line counts only beside another line, it
     still names the likeliest cause, as a possible one."""
