@@ -268,6 +268,25 @@ def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_tha
     assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"
 
 
+def test_a_wrapper_whose_message_is_below_it_yields_to_the_specific_failure_in_that_message(engine):
+    # jaywalnut310/vits#202, as pasted (Windows): mp.spawn's ProcessRaisedException prints its class alone, then the
+    # child's traceback as its message; the child's last line says why.
+    paste = [
+        "    raise ProcessRaisedException(msg, error_index, failed_process.pid)",
+        "torch.multiprocessing.spawn.ProcessRaisedException:",
+        "",
+        "-- Process 0 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "C:\\Users\\egora\\AppData\\Local\\Programs\\Python\\Python38\\lib\\site-packages\\torch\\multiprocessing'
+        '\\spawn.py", line 74, in _wrap',
+        "    fn(i, *args)",
+        '    raise RuntimeError("Distributed package doesn\'t have NCCL built in")',
+        "RuntimeError: Distributed package doesn't have NCCL built in",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line) == ("nccl-not-built", 9)
+
+
 def test_a_specific_reading_that_needs_another_line_keeps_the_catch_all_reading_where_that_line_is_missing(engine):
     # pyg-team/pytorch_geometric#5340: CUDA's initialization error inside a DataLoader worker is a fork after the parent
     # initialized CUDA. Without the worker's line the same exception line is still a failure, read as a plain

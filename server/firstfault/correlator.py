@@ -585,12 +585,15 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     if not failures or not (either_side or all(e.pattern.generic for e in failures)):
         return None
     anchor = failures[0]
+    # A catch-all whose message is printed below it (mp.spawn's ProcessRaisedException, then the child's traceback)
+    # wraps whatever the block under it says.
+    below = BLOCK_LINES if anchor.pattern.continuation else CONTINUATION_LINES
     for other in hypotheses[1:]:
         if other.reference.id == UNRECOGNISED or (either_side and other.tier > top.tier):
             continue  # a launcher's teardown after the error is no reason for it
         for e in other.failures():
             distance = anchor.line - e.line
-            after = -CONTINUATION_LINES <= distance < 0
+            after = -below <= distance < 0
             if (e.input_index == anchor.input_index and (0 <= distance or after or (either_side and distance < 0))
                     and abs(distance) <= BLOCK_LINES
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
