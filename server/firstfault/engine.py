@@ -152,10 +152,11 @@ class Engine:
                                         order, advance, advanced) if advanced and item.pieces else None
                 scan = pieces or self.matcher.scan(item.chunks(), item.name, index, source, order, advance)
             if item.size <= PASTE_BYTES:  # a paste: lines a terminal wrapped, a traceback cut before its exception
-                lines, first = paste_lines(item.chunks())
+                chunks = list(item.chunks())  # read once for the three readings below
+                lines, first = paste_lines(chunks)
                 joined = wrapped_events(self.matcher, lines, first, scan, index, source)
                 raised = raised_events(self.matcher, lines, first, scan, index, source)
-                if paste_only_events(self.paste_matcher, item.chunks(), scan, index, source) or raised or joined:
+                if paste_only_events(self.paste_matcher, chunks, scan, index, source) or raised or joined:
                     scan = numbered_from(scan, order)
                 scan.pasted = True
             scan = _placed(scan, item)

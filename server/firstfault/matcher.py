@@ -112,6 +112,16 @@ class ScanResult:
                 self.events[index] = attrs.evolve(event, captures={**event.captures, "continuation": following})
         self.awaiting = []
 
+    def recount(self, added: Iterable[Event] = (), dropped: Iterable[Event] = ()) -> None:
+        """Keeps `counts` in step with the events a paste's second reading added to `events` or took from them."""
+        for event in added:
+            self.counts[(event.pattern.id, event.source)] += 1
+        for event in dropped:
+            key = (event.pattern.id, event.source)
+            self.counts[key] -= 1
+            if self.counts[key] <= 0:
+                del self.counts[key]
+
     def resumable(self, line: int, order_start: int) -> Checkpoint | None:
         """The last checkpoint before `line` (the first line that changed since), if the scan started alike."""
         usable = [c for c in self.checkpoints if c.first_line < line and c.order_start == order_start]

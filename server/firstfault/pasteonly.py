@@ -30,13 +30,6 @@ def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResul
     added = [e for e in found if not e.pattern.generic or e.line not in specific_lines]
     if len(kept) == len(scan.events) and not added:
         return False
-    for event in added:
-        scan.counts[(event.pattern.id, event.source)] += 1
-    for event in scan.events:
-        if event.pattern.generic and event.line in specific_lines:
-            key = (event.pattern.id, event.source)
-            scan.counts[key] -= 1
-            if scan.counts[key] <= 0:
-                del scan.counts[key]
+    scan.recount(added, [e for e in scan.events if e.pattern.generic and e.line in specific_lines])
     scan.events[:] = sorted([*kept, *added], key=lambda e: e.line)  # stable: the line's own readings first
     return True

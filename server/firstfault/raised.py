@@ -42,6 +42,5 @@ def raised_events(matcher: Matcher, lines: list[str], first: int, scan: ScanResu
     if not found:
         return False
     scan.events.extend(found)
-    for e in found:
-        scan.counts[(e.pattern.id, e.source)] += 1
+    scan.recount(found)
     return True

@@ -54,7 +54,6 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
                 at = by_line.get(key)
                 if at is None and event.pattern.id in crossing and (event.line + 1, event.pattern.id) not in by_line:
                     added.append(event)
-                    scan.counts[(event.pattern.id, event.source)] += 1
                 elif at is not None and at >= 0 and len(event.captures) > len(scan.events[at].captures):
                     scan.events[at] = attrs.evolve(event, order=scan.events[at].order)
                     replaced = True
@@ -66,6 +65,7 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
                 break
     if not added and not replaced:
         return False
+    scan.recount(added)
     scan.events[:] = sorted([*scan.events, *added], key=lambda e: e.line)  # stable: a line's own readings first
     return True
 
