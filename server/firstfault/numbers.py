@@ -52,7 +52,7 @@ def missing_from(ready: str) -> int | None:
     '1' -> 0; ranks are numbered densely from 0, so it exists and is missing); None when none or several are missing
     or a value is implausible. Ranks above the highest listed cannot be told from the list."""
     ranks = [bounded(part.strip()) for part in ready.split(",")]
-    if not ranks or any(r is None for r in ranks) or len(set(ranks)) != len(ranks):
+    if any(r is None for r in ranks) or len(set(ranks)) != len(ranks):
         return None
     holes = set(range(max(ranks) + 1)) - set(ranks)
     return holes.pop() if len(holes) == 1 else None

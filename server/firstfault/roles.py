@@ -23,6 +23,8 @@ REMOTE_LAUNCH_FAILURES = frozenset({"deepspeed-ssh-unreachable", "mpi-daemon-lau
 EXCERPT_LINES = 20
 # The input ends with the warning when fewer lines than this follow its last copy.
 TAIL_LINES = 3
+# Why a line that healthy runs print too is only a possible cause, in the evidence of every such verdict.
+NOT_CONCLUSIVE = "not conclusive on its own (healthy runs print it too, or the line that says why is missing)"
 # A longer log that ends with a warning seen this often stopped mid-retry.
 REPEATS_AT_END = 3
 # torchrun's SIGKILL of a worker that outlived the SIGTERM grace period (30 s), as its summary dates it.
@@ -183,8 +185,8 @@ def _printed_as_error(events: list[Event], errors: set[tuple[int, int]]) -> str 
     line = next((e.line for e in events if (e.input_index, e.line) in errors), None)
     if line is None:
         return None
-    return (f"this message is not conclusive on its own (healthy runs print it too, or the line that says why is "
-            f"missing), but line {line} prints it as an error and nothing else in the input explains the failure")
+    return (f"this message is {NOT_CONCLUSIVE}, but line {line} prints it as an error and nothing else in the input "
+            "explains the failure")
 
 
 def _why_possible(events: list[Event], input_lines: dict[int, int], unexplained: bool = False) -> str | None:
@@ -196,8 +198,7 @@ def _why_possible(events: list[Event], input_lines: dict[int, int], unexplained:
         return None
     if lines <= EXCERPT_LINES:
         repeated = f", {len(events)} times," if len(events) > 1 else ""
-        return (f"this line is not conclusive on its own (healthy runs print it too, or the line that says why "
-                f"is missing); in this {lines}-line "
+        return (f"this line is {NOT_CONCLUSIVE}; in this {lines}-line "
                 f"excerpt it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
                 "and the excerpt ends with it")
     if len(events) >= REPEATS_AT_END:
