@@ -98,6 +98,78 @@ def test_a_body_that_is_not_json_gets_a_parse_error_and_the_next_request_an_answ
     assert responses.until(lambda m: m.get("id") == 6)["result"] is None
 
 
+def test_a_big_body_is_filled_as_its_chunks_arrive_and_the_next_message_kept():
+    import asyncio
+
+    from firstfault.lsp.transport import PipeReader
+
+    async def scenario():
+        reader = PipeReader()
+        reader.BIG_BODY = 4
+        reader.data_received(b"Content-Length: 10\r\n\r\nab")
+        got = [await reader.readline(), await reader.readline()]
+        body = asyncio.ensure_future(reader.readexactly(10))
+        for chunk in [b"cde", b"", b"fghijContent-Length: 12\r\n\r\nxy"]:
+            await asyncio.sleep(0)
+            reader.data_received(chunk)
+        got += [await body, await reader.readline(), await reader.readline()]
+        reader.eof_received()
+        with pytest.raises(asyncio.IncompleteReadError) as cut:
+            await reader.readexactly(12)
+        return got, cut.value.partial
+
+    got, partial = asyncio.run(scenario())
+    assert got == [b"Content-Length: 10\r\n", b"\r\n", b"abcdefghij", b"Content-Length: 12\r\n", b"\r\n"]
+    assert partial == b"xy"
+
+
+def test_stdin_that_is_a_socket_is_read_by_the_event_loop(monkeypatch):
+    """VS Code (Node) gives a server its stdin and stdout as two Unix sockets, not pipes. The event loop reads such
+    a stdin too; one socket that is both stdin and stdout is left to pygls' reader (the loop makes stdin
+    non-blocking, and with it a shared stdout)."""
+    import asyncio
+
+    from firstfault.lsp import transport
+
+    pairs = [socket.socketpair(), socket.socketpair()]
+    try:
+        def reader_for(stdin: socket.socket, stdout: socket.socket):
+            monkeypatch.setattr(sys, "stdin", open(stdin.fileno(), closefd=False))
+            monkeypatch.setattr(sys, "stdout", open(stdout.fileno(), "w", closefd=False))
+            return asyncio.run(transport._pipe_reader())
+
+        assert isinstance(reader_for(pairs[0][0], pairs[1][0]), transport.PipeReader)
+        assert reader_for(pairs[1][1], pairs[1][1]) is None
+    finally:
+        for pair in pairs:
+            for end in pair:
+                end.close()
+
+
+def test_a_server_whose_stdio_are_sockets_answers_and_publishes():
+    """The way VS Code starts it: stdin and stdout are each one end of a socket pair."""
+    ours_in, theirs_in = socket.socketpair()
+    ours_out, theirs_out = socket.socketpair()
+    process = subprocess.Popen(SERVER, stdin=theirs_in, stdout=theirs_out, stderr=subprocess.DEVNULL, cwd=ROOT)
+    theirs_in.close()
+    theirs_out.close()
+    try:
+        responses = Responses(ours_out.fileno())
+        ours_in.sendall(frame(request(1, "initialize", {"capabilities": {}})))
+        assert "capabilities" in responses.until(lambda m: m.get("id") == 1)["result"]
+        text = (ROOT / "examples" / "oom-cascade" / "train.log").read_text()
+        ours_in.sendall(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}) + frame(
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": "file:///sockets/train.log", "languageId": "log", "version": 1, "text": text}}}))
+        published = responses.until(lambda m: m.get("method") == "textDocument/publishDiagnostics")
+        assert published["params"]["uri"] == "file:///sockets/train.log" and published["params"]["diagnostics"]
+    finally:
+        process.kill()
+        process.wait()
+        ours_in.close()
+        ours_out.close()
+
+
 def test_tcp_rejects_a_bad_address_with_one_line():
     run = subprocess.run([*SERVER, "--tcp", "abc"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr

@@ -104,7 +104,7 @@ def test_a_buffer_in_pieces_is_the_whole_scan_and_an_edit_resumes_from_its_check
 def test_a_buffer_cut_after_its_first_failures_keeps_the_whole_scans_checkpoints(engine, small_chunks, monkeypatch):
     monkeypatch.setattr(reader, "TEXT_CHUNK_BYTES", CHUNK)
     text = (ROOT / "examples" / "oom-cascade" / "train.log").read_text() * 3
-    assert len(reader.text_grid_split(text.encode(), 2)) == 1
+    assert len(reader.text_grid_split(reader.TextBytes((text,)), 2)) == 1
     whole = engine.analyze([text_input(text, "live.log")])
     engine.jobs = 2
     try:

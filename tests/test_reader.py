@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firstfault.reader import (InputError, ascii_lower, iter_chunks, iter_text_chunks, open_input, original_column,
-                               strip_escapes)
+from firstfault.reader import (InputError, TextBytes, ascii_lower, iter_chunks, iter_text_chunks, open_input,
+                               original_column, strip_escapes)
 
 
 def lines_of(data: bytes, chunk_bytes: int = 1 << 20) -> list[str]:
@@ -103,3 +103,14 @@ def test_text_in_parts_reads_as_the_joined_text_from_any_offset(parts):
     for offset in range(size + 1):
         expected = [(c.offset, c.first_line, c.text, c.original) for c in iter_text_chunks(joined, offset, 3)]
         assert [(c.offset, c.first_line, c.text, c.original) for c in iter_text_chunks(parts, offset, 3)] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["", "a", "bc\n", "\n", "\r\n", "é", "\u0130", "\ud800"]), max_size=8),
+       st.integers(0, 30), st.integers(0, 30))
+def test_text_bytes_reads_any_range_of_the_joined_texts_utf8_form(parts, offset, count):
+    """ASCII parts are encoded where they are read, across part boundaries and empty parts; other text whole."""
+    expected = "".join(parts).encode("utf-8", "surrogatepass")
+    data = TextBytes(parts)
+    assert data.size == len(expected)
+    assert data.read(offset, count) == expected[offset:offset + count]

@@ -3,7 +3,6 @@ in the paths given or in the folders they name. Every input becomes text the mat
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -16,7 +15,7 @@ from firstfault.flightrecorder import Dump, analyse, load_dump
 from firstfault.ncclras import read_report
 from firstfault.jobfolder import DUMP, ERROR_FILE, LOG, RAS, classify_file, walk
 from firstfault.reader import Chunk, InputError, file_size, grid_split, is_gzip, is_stream, iter_chunks, \
-    iter_text_chunks, looks_binary, open_input, range_chunks, text_bytes, text_grid_split, text_range_chunks
+    iter_text_chunks, looks_binary, open_input, range_chunks, TextBytes, text_grid_split, text_range_chunks
 
 
 @attrs.frozen
@@ -166,10 +165,9 @@ def text_input(text: str | Sequence[str], name: str, earlier: tuple[Any, int] | 
     a rescan from a checkpoint copies only the parts it reads, a whole read joins them. `earlier`: (the ScanResult
     of an earlier version of this text, the first line that changed since)."""
     parts = (text,) if isinstance(text, str) else tuple(text)
-    whole = functools.cache(lambda: parts[0] if len(parts) == 1 else "".join(parts))
-    return TextInput(name, lambda: iter_text_chunks(whole()), sum(map(len, parts)),
+    return TextInput(name, lambda: iter_text_chunks(parts), sum(map(len, parts)),
                      chunks_from=lambda offset, line: iter_text_chunks(parts, offset, line), earlier=earlier,
-                     pieces=lambda: _text_pieces(whole()))
+                     pieces=lambda: _text_pieces(parts))
 
 
 def _file_pieces(path: str, size: int) -> Callable[[], Pieces | None]:
@@ -179,9 +177,9 @@ def _file_pieces(path: str, size: int) -> Callable[[], Pieces | None]:
     return pieces
 
 
-def _text_pieces(text: str) -> Pieces:
-    data = text_bytes(text)
-    return Pieces(len(data), lambda parts: text_grid_split(data, parts),
+def _text_pieces(parts: Sequence[str]) -> Pieces:
+    data = TextBytes(parts)
+    return Pieces(data.size, lambda count: text_grid_split(data, count),
                   lambda start, end: text_range_chunks(data, start, end))
 
 

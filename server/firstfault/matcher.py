@@ -319,7 +319,7 @@ class Matcher:
                         _column(original, line, m.start()), _column(original, line, m.end()),
                         line[:MAX_TEXT], source, time, clock, inferred and time is not None,
                         captures, order, root_cause))
-            breaks = counted[0] + chunk.text.count("\n", counted[1])
+            breaks = chunk.line_breaks(counted)
             result.lines = chunk.first_line + breaks - (1 if chunk.text.endswith("\n") else 0)
             if on_chunk:
                 on_chunk(chunk)

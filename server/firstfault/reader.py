@@ -6,10 +6,12 @@ as in VS Code, so line numbers agree with the editor's.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import errno
 import gzip
 import io
+import itertools
 import os
 import re
 import stat
@@ -44,6 +46,14 @@ class Chunk:
     clean: bool = True  # the bytes before it end a line: a scan can start again here and read what it read
     # Where each line of `original` starts, indexed on first use: one pass per chunk, not one per event.
     _original_starts: list = attrs.field(factory=list, eq=False, repr=False)
+    _breaks: list = attrs.field(factory=list, eq=False, repr=False)  # the count of line breaks, once known
+
+    def line_breaks(self, known: Sequence[int] = (0, 0)) -> int:
+        """The line breaks in `text`, counted once whoever asks first (the scan counts them on its way to its hits);
+        `known`: the breaks already counted and the offset they were counted up to."""
+        if not self._breaks:
+            self._breaks.append(known[0] + self.text.count("\n", known[1]))
+        return self._breaks[0]
 
     def original_line(self, index: int) -> str:
         """The index-th line of this chunk (0-based) as it was before escapes were removed."""
@@ -249,8 +259,9 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int | None = None, offset: int = 
             first = False
         cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
         if cleaned:
-            yield Chunk(cleaned, line, original, consumed, clean)
-            line += cleaned.count("\n")
+            chunk = Chunk(cleaned, line, original, consumed, clean)
+            yield chunk
+            line += chunk.line_breaks()
         consumed += len(data)
         if data:
             clean = data.endswith(b"\n")
@@ -275,9 +286,9 @@ def grid_split(path: str | Path, size: int, parts: int) -> list[int]:
         return _grid_cuts(lambda offset, count: os.pread(f.fileno(), count, offset), size, parts, CHUNK_BYTES)
 
 
-def text_grid_split(data: bytes, parts: int) -> list[int]:
+def text_grid_split(data: TextBytes, parts: int) -> list[int]:
     """grid_split for the UTF-8 form of in-memory text, read in TEXT_CHUNK_BYTES chunks (iter_text_chunks)."""
-    return _grid_cuts(lambda offset, count: data[offset:offset + count], len(data), parts, TEXT_CHUNK_BYTES)
+    return _grid_cuts(data.read, data.size, parts, TEXT_CHUNK_BYTES)
 
 
 def _grid_cuts(read: Callable[[int, int], bytes], size: int, parts: int, chunk_bytes: int) -> list[int]:
@@ -322,29 +333,46 @@ def range_chunks(path: str | Path, start: int, end: int, first_line: int = 1) ->
 def iter_text_chunks(text: str | Sequence[str], offset: int = 0, first_line: int = 1) -> Iterator[Chunk]:
     """Chunks for in-memory text (an editor buffer, a selection, terminal output), from `offset` bytes of its
     UTF-8 form on. `text` may come in parts (a buffer and what was appended to it): only those read are copied."""
-    parts = (text,) if isinstance(text, str) else tuple(text)
-    if offset and all(p.isascii() for p in parts):  # bytes and characters line up: encode only the part read
-        data, at = [], 0
-        for part in parts:
-            if at + len(part) > offset:
-                data.append(part[max(0, offset - at):].encode("ascii"))
-            at += len(part)
-        data = b"".join(data)
-    else:
-        data = text_bytes("".join(parts))[offset:]
-    yield from iter_chunks(io.BytesIO(data), TEXT_CHUNK_BYTES, offset, first_line)
+    data = TextBytes((text,) if isinstance(text, str) else tuple(text))
+    yield from iter_chunks(_Span(data.read, offset, data.size), TEXT_CHUNK_BYTES, offset, first_line)
 
 
 def text_bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def text_range_chunks(data: bytes, start: int, end: int) -> Iterator[Chunk]:
-    """range_chunks for the UTF-8 form of in-memory text (text_bytes), between offsets from text_grid_split. Read a
-    chunk at a time: slicing a piece of a 50 MB buffer first cost a copy of it (and its page faults)."""
-    view = memoryview(data)
-    yield from iter_chunks(_Span(lambda offset, count: view[offset:offset + count].tobytes(), start, end),
-                           TEXT_CHUNK_BYTES, start)
+class TextBytes:
+    """The UTF-8 form of in-memory text given in parts, read a range at a time. ASCII text (nearly every log) is
+    encoded only where it is read, a chunk at a time: encoding a 50 MB buffer whole cost 40 ms, most of it the
+    page faults of the copy. Other text is encoded once, whole."""
+
+    def __init__(self, parts: Sequence[str]):
+        self._parts = parts
+        self._view: memoryview | None = None
+        if all(part.isascii() for part in parts):
+            self._starts = list(itertools.accumulate(map(len, parts), initial=0))
+            self.size = self._starts[-1]
+        else:
+            self._view = memoryview(text_bytes("".join(parts)))
+            self.size = len(self._view)
+
+    def read(self, offset: int, count: int) -> bytes:
+        if self._view is not None:
+            return self._view[offset:offset + count].tobytes()
+        end, pieces = min(offset + count, self.size), []
+        index = bisect.bisect_right(self._starts, offset) - 1
+        while offset < end:
+            start = self._starts[index]
+            piece = self._parts[index][offset - start:end - start]
+            pieces.append(piece.encode("ascii"))
+            offset += len(piece)
+            index += 1
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def text_range_chunks(data: TextBytes, start: int, end: int) -> Iterator[Chunk]:
+    """range_chunks for the UTF-8 form of in-memory text, between offsets from text_grid_split."""
+    yield from iter_chunks(_Span(data.read, start, end), TEXT_CHUNK_BYTES, start)
 
 
 def looks_binary(spec: str | Path) -> bool:
