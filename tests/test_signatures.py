@@ -247,6 +247,14 @@ def test_standalone_is_a_boolean_beside_needs(tmp_path, standalone, message):
     assert [e.message.split(";")[0] for e in load_library([tmp_path], include_builtin=False).errors] == [message]
 
 
+@pytest.mark.parametrize("key", ["generic", "continuation", "paste_only"])
+def test_a_pattern_flag_is_a_boolean(tmp_path, key):
+    """A quoted "false" would read as true: it is refused, like 'standalone'."""
+    write(tmp_path, "my-ref.toml", GOOD.replace('role = "cause"', f'role = "cause"\n{key} = "false"', 1))
+    assert [e.message.split(";")[0] for e in load_library([tmp_path], include_builtin=False).errors] == [
+        f"'{key}' of pattern 'p' must be true or false"]
+
+
 @pytest.mark.parametrize("repeats, message", [
     ("0", "'repeats_alone' of pattern 'p' must be a whole number of at least 1"),
     ('"3"', "'repeats_alone' of pattern 'p' must be a whole number of at least 1"),

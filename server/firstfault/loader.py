@@ -358,9 +358,9 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                 _check_cut_lines(check, at, pid, literals, regex, match)
         if regex is not None and pid and literals and role and emitter:
             patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
-                                    match, near_miss, ref_id, bool(item.get("generic", False)),
+                                    match, near_miss, ref_id, _flag(check, at, pid, item, "generic"),
                                     tuple(check.strings(item, "needs", line_from=at)),
-                                    bool(item.get("continuation", False)),
+                                    _flag(check, at, pid, item, "continuation"),
                                     tuple(check.strings(item, "unless", line_from=at)),
                                     _once_per(check, at, pid, item, regex),
                                     _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item),
