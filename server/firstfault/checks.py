@@ -16,9 +16,10 @@ class CheckResult:
     examples: int
     samples: int
     problems: tuple[str, ...]
+    unread: tuple[str, ...] = ()
 
 
-def check_library(extra_dirs: list[Path], include_builtin: bool) -> CheckResult:
+def check_library(extra_dirs: list[Path], include_builtin: bool, unread: bool = False) -> CheckResult:
     """Load errors cover schema, regexes, literals and examples; samples run through the engine."""
     from firstfault.engine import Engine
 
@@ -34,7 +35,15 @@ def check_library(extra_dirs: list[Path], include_builtin: bool) -> CheckResult:
         problems.extend(_check_knowledge(library))
         problems.extend(_check_catalogue(library))
     examples = sum(len(p.match) + len(p.near_miss) for p in library.patterns())
-    return CheckResult(len(library.references), len(library.patterns()), examples, samples, tuple(problems))
+    notes = _unread_forms(library) if unread else ()
+    return CheckResult(len(library.references), len(library.patterns()), examples, samples, tuple(problems), notes)
+
+
+def _unread_forms(library: Library) -> tuple[str, ...]:
+    from firstfault.unread import unread_forms
+
+    return tuple(f"{ref.id}/{p.id}: no literal reaches '{form}'" for ref in library.references.values()
+                 for p in ref.patterns for form in unread_forms(p.regex, p.literals))
 
 
 def _check_sample(engine, library: Library, ref_id: str, sample) -> list[str]:

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--format", choices=("text", "json"), default="text")
     check = sigs_sub.add_parser("check", help="validate files and run every reference's tests")
     check.add_argument("dir", nargs="?", type=Path, help="check only this directory (default: the library)")
+    check.add_argument("--unread", action="store_true",
+                       help="also list, for each pattern, forms its regex accepts that none of its literals reaches "
+                            "(lines the automaton never hands the regex); a writer's aid, not a failure")
     docs = sigs_sub.add_parser("docs", help="generate the reference pages (one per reference, an index with the "
                                             "catalogue's coverage, NCCL errors side by side)")
     docs.add_argument("out", nargs="?", type=Path, default=Path("docs/references"),
@@ -94,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             return _show(args.id, args.format, args.signatures)
         if args.action == "docs":
             return _docs(args.out, args.signatures)
-        return _check(args.dir, args.signatures)
+        return _check(args.dir, args.signatures, args.unread)
     except InputError as exc:
         print(f"firstfault: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -275,13 +278,15 @@ def _docs(out: Path, extra: list[Path]) -> int:
     return EXIT_OK
 
 
-def _check(directory: Path | None, extra: list[Path]) -> int:
+def _check(directory: Path | None, extra: list[Path], unread: bool = False) -> int:
     from firstfault.checks import check_library
 
     if directory is not None and not directory.is_dir():
         raise InputError(f"{directory}: not a directory of signature files")
     dirs = [directory] if directory is not None else extra
-    result = check_library(dirs, include_builtin=directory is None)
+    result = check_library(dirs, include_builtin=directory is None, unread=unread)
+    for note in result.unread:
+        print(note)
     for problem in result.problems:
         print(problem)
     status = "FAILED" if result.problems else "ok"
