@@ -3,10 +3,10 @@ hold a literal, so such a form is never read: `(?:ncclInvalidUsage|invalid usage
 "ncclInvalidUsage" reads the second alternative nowhere.
 
 The regex is spelt out into the texts its matches must hold, one list per way through its alternations and optional
-parts (a character class of one letter's cases, or of whitespace, counts as that character; anything else breaks the
-text there). A way whose texts hold none of the literals is reported. This is a writer's aid: a regex looser than
-any real line is harmless, and a literal that spans a break (`\\s+`, a class of quote marks) shows as a gap although
-the usual line holds it.
+parts (a character class of one letter's cases counts as that letter, whitespace and its repeats as one space;
+anything else breaks the text there). A way whose texts hold none of the literals is reported. This is a writer's
+aid: a regex looser than any real line is harmless, and a literal that spans a break (a class of quote marks, a `.`)
+shows as a gap although the usual line holds it.
 """
 
 from __future__ import annotations
