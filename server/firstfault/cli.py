@@ -290,6 +290,7 @@ def _check(directory: Path | None, extra: list[Path], unread: bool = False) -> i
     for problem in result.problems:
         print(problem)
     status = "FAILED" if result.problems else "ok"
+    listed = f", {len(result.unread)} unread form(s) listed" if unread else ""
     print(f"signatures check {status}: {result.references} references, {result.patterns} patterns, "
-          f"{result.examples} examples, {result.samples} sample logs, {len(result.problems)} problem(s)")
+          f"{result.examples} examples, {result.samples} sample logs, {len(result.problems)} problem(s){listed}")
     return 1 if result.problems else EXIT_OK
