@@ -10,7 +10,7 @@ test("the page states the verdict, the initiator, the hypotheses, the fix and th
   const html = renderReport(exampleReport(), options);
   assert.match(html, /<strong>rank 2 on gpu-node-a<\/strong> started it: CUDA out of memory/);
   assert.match(html, /Other hypotheses/);
-  assert.match(html, /Collateral \(52\)/);
+  assert.match(html, /Collateral \(53\)/);
   assert.match(html, /<svg class="timeline"/);
   assert.match(html, /data-line="32"/);
   assert.match(html, /PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True/);
@@ -57,7 +57,7 @@ test("headline: who started it and what it caused", () => {
 test("the page reads in the order people act: verdict, fix, commands, evidence, hypotheses, timeline, lines", () => {
   const html = renderReport(exampleReport(), options);
   const order = ["started it:", "<h2>Fix</h2>", "<h2>Verify</h2>", "<h2>Evidence for</h2>", "<h2>Other hypotheses</h2>",
-    "<h2>Timeline</h2>", "<h2>First failure</h2>", "<h2>Collateral (52)</h2>"].map((h) => html.indexOf(h));
+    "<h2>Timeline</h2>", "<h2>First failure</h2>", "<h2>Collateral (53)</h2>"].map((h) => html.indexOf(h));
   assert.ok(order.every((i) => i > 0), `missing a section: ${order}`);
   assert.deepEqual(order, [...order].sort((a, b) => a - b));
 });
