@@ -135,3 +135,21 @@ def test_an_anchor_that_rarer_letters_can_replace_is_swapped_out():
     # so "p" is left holding only "deepep timeout for", whose rarer "m" does the same for less marker traffic.
     literals = ["error('", "process name:", "deepep timeout for"]
     assert choose_anchors(literals) == {"m", "r"}
+
+
+def test_hyperscan_finds_a_literal_of_other_characters_in_the_window_bytes():
+    """Hyperscan holds every literal's UTF-8 bytes, so a window with other text stays on it whatever the literals: a
+    literal that is not ASCII once sent every such window to the full automaton (the clean corpus, whose progress bars
+    are not ASCII, took twice the time) and was found there, so only the literals Hyperscan names show the path."""
+    if prefilter_module.hyperscan is None:
+        pytest.skip("no Hyperscan wheel for this platform")
+    literals = ["核心已转储", "nccl warn"]
+    full = ahocorasick.Automaton()
+    for literal in literals:
+        full.add_word(literal, literal)
+    full.make_automaton()
+    prefilter = Prefilter(literals, full)
+    text = "行 57: 段错误 (核心已转储) python\n进度 ██ 100%\nh:1:2 [0] NCCL WARN é\n"
+    hits = list(prefilter.hits(text))
+    assert [start for start, _ in hits] == [0, text.index("h:1:2")]
+    assert [{prefilter.hyperscan_literals[i] for i in found} for _, found in hits] == [{"核心已转储"}, {"nccl warn"}]

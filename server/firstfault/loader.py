@@ -332,11 +332,6 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
             if len(lit) < MIN_LITERAL:
                 check.fail(_line_of(check.text, "literals", at), f"literal '{lit}' is shorter than "
                            f"{MIN_LITERAL} characters; use a longer fixed part of the message")
-            if not untrusted and not lit.isascii():
-                # The Hyperscan prefilter reads text other than ASCII only while every literal is ASCII; one that is
-                # not sends every such window to the full automaton (a hit-dense log took twice the time).
-                check.fail(_line_of(check.text, "literals", at), f"literal '{lit}' is not ASCII; use an ASCII part "
-                           "of the message (the regex can still read the rest)")
         source = check.string(item, "regex", line_from=at)
         regex = None
         try:
