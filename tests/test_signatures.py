@@ -60,6 +60,18 @@ def test_validation_errors_point_at_the_line_and_say_what_to_write(tmp_path, cha
     assert any(e.line == line and words in e.message for e in errors), [str(e) for e in errors]
 
 
+@pytest.mark.parametrize("literal, ok", [("boo", False), ("boom", True), ("│ ❱", True)],
+                         ids=["three-ascii", "four-ascii", "three-characters-seven-bytes"])
+def test_a_literal_needs_four_bytes_so_one_beyond_ascii_counts_for_several(tmp_path, literal, ok):
+    # rich's traceback marks a frame's line with "│ ❱": three characters, as rare in logs as a long ASCII literal
+    text = GOOD.replace('literals = ["boom happened"]', f'literals = ["boom happened", "{literal}"]')
+    text = text.replace('match = ["boom happened on eth0", "boom happened on ib0"]',
+                        f'match = ["boom happened on eth0 {literal}", "boom happened on ib0"]')
+    ref, errors = load_reference(write(tmp_path, "my-ref.toml", text))
+    assert (ref is not None) == ok, [str(e) for e in errors]
+    assert ok or any("shorter than 4 bytes" in e.message for e in errors)
+
+
 def test_user_directory_adds_references_and_duplicates_are_refused(tmp_path):
     write(tmp_path, "my-ref.toml", GOOD)
     dup = tmp_path / "again"

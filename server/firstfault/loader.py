@@ -329,9 +329,11 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
         if not literals:
             check.fail(at, f"pattern '{pid}' has no literals; add literals = [\"a fixed part of the line\"]")
         for lit in literals:
-            if len(lit) < MIN_LITERAL:
+            # In bytes, as the prefilter reads text: a character beyond ASCII (a box-drawing or CJK one) is as
+            # rare in logs as several ASCII ones.
+            if len(lit.encode("utf-8")) < MIN_LITERAL:
                 check.fail(_line_of(check.text, "literals", at), f"literal '{lit}' is shorter than "
-                           f"{MIN_LITERAL} characters; use a longer fixed part of the message")
+                           f"{MIN_LITERAL} bytes (UTF-8); use a longer fixed part of the message")
         source = check.string(item, "regex", line_from=at)
         regex = None
         try:
