@@ -21,6 +21,7 @@ from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
 from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
+from firstfault.p2pmatrix import REFERENCE as P2P, p2p_verdict
 from firstfault.roles import FAILURE_ROLES, REMOTE_LAUNCH_FAILURES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
@@ -245,7 +246,8 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     hypotheses = _hypotheses(events, references)
     if not hypotheses:
         differing = host_difference_verdict(references[HOSTS], events) if HOSTS in references else None
-        return ([differing] if differing else []), notes
+        slow_p2p = p2p_verdict(references[P2P], events) if P2P in references else None
+        return [d for d in (slow_p2p, differing) if d], notes
     if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
         verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures(), events)
         return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes
