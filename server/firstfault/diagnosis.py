@@ -174,6 +174,24 @@ class Diagnosis:
         }
 
 
+def lead_without_failure(reference: Reference, lines: list[Event], evidence_for: tuple[str, ...],
+                         evidence_against: str, confidence: float) -> Diagnosis:
+    """A possible cause when nothing in the input failed but what it shows points at one (hosts set up differently, a
+    benchmark's numbers): never more than a lead, placed at the first of its lines."""
+    return Diagnosis(
+        reference=reference,
+        confidence=confidence,
+        initiator=Location.of(lines[0]),
+        collateral=(),
+        collateral_total=0,
+        evidence_for=evidence_for,
+        evidence_against=(evidence_against,),
+        verify=(),
+        possible=True,
+        next_checks=reference.next_checks,
+        events=tuple(lines),
+    )
+
 @attrs.frozen
 class Attempt:
     """One launch of the job inside the inputs (torchrun restarts, runs appended to one file)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from firstfault.diagnosis import Diagnosis, Location
+from firstfault.diagnosis import Diagnosis, lead_without_failure
 from firstfault.matcher import Event
 from firstfault.model import Reference
 
@@ -69,17 +69,8 @@ def host_difference_verdict(reference: Reference, events: list[Event]) -> Diagno
         return None
     lines = sorted((e for by_host in facts.values() if len({v for v, _ in by_host.values()}) > 1
                     for _, e in by_host.values()), key=lambda e: (e.input_index, e.line))
-    return Diagnosis(
-        reference=reference,
-        confidence=0.3,
-        initiator=Location.of(lines[0]),
-        collateral=(),
-        collateral_total=0,
-        evidence_for=("nothing in the input failed, but its hosts set NCCL up differently: a host that differs from "
-                      "its peers is a common cause of hangs and slow collectives", *differences),
-        evidence_against=("no error in the input: the difference is a lead, not a failure that was seen",),
-        verify=(),
-        possible=True,
-        next_checks=reference.next_checks,
-        events=tuple(lines),
-    )
+    return lead_without_failure(
+        reference, lines,
+        ("nothing in the input failed, but its hosts set NCCL up differently: a host that differs from its peers is "
+         "a common cause of hangs and slow collectives", *differences),
+        "no error in the input: the difference is a lead, not a failure that was seen", confidence=0.3)

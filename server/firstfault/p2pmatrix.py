@@ -15,7 +15,7 @@ import statistics
 
 import attrs
 
-from firstfault.diagnosis import Diagnosis, Location
+from firstfault.diagnosis import Diagnosis, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Reference
 
@@ -66,21 +66,11 @@ def p2p_verdict(reference: Reference, events: list[Event]) -> Diagnosis | None:
     for direction in ("Unidirectional", "Bidirectional"):
         on, off = medians.get((direction, "Enabled")), medians.get((direction, "Disabled"))
         if on and off and on[0] < SLOWER * off[0]:
-            return Diagnosis(
-                reference=reference,
-                confidence=0.35,
-                initiator=Location.of(on[1]),
-                collateral=(),
-                collateral_total=0,
-                evidence_for=(f"p2pBandwidthLatencyTest, {direction.lower()}: GPU-to-GPU copies with P2P enabled ran "
-                              f"at a median {on[0]:g} GB/s, against {off[0]:g} GB/s with P2P disabled (staged through "
-                              "host memory): peer-to-peer traffic is slower than not using it, so the PCIe path "
-                              "redirects it (ACS or the IOMMU)",),
-                evidence_against=("these are a benchmark's numbers, not a failure seen in a job: the job's own log "
-                                  "shows whether it hung or ran slowly",),
-                verify=(),
-                possible=True,
-                next_checks=reference.next_checks,
-                events=(on[1], off[1]),
-            )
+            return lead_without_failure(
+                reference, [on[1], off[1]],
+                (f"p2pBandwidthLatencyTest, {direction.lower()}: GPU-to-GPU copies with P2P enabled ran at a median "
+                 f"{on[0]:g} GB/s, against {off[0]:g} GB/s with P2P disabled (staged through host memory): "
+                 "peer-to-peer traffic is slower than not using it, so the PCIe path redirects it (ACS or the IOMMU)",),
+                "these are a benchmark's numbers, not a failure seen in a job: the job's own log shows whether it hung "
+                "or ran slowly", confidence=0.35)
     return None
