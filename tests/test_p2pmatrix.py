@@ -1,5 +1,7 @@
 """cuda-samples' p2pBandwidthLatencyTest pasted: its matrices read as numbers. Real pastes (sources in the comments)."""
 
+from firstfault.diagnosis import possible_because
+
 # stas00/ml-engineering#1: three RTX A6000 whose P2P copies run slower than copies staged through the host.
 SLOW = """P2P Connectivity Matrix
      D\\D     0      1      2
@@ -45,6 +47,8 @@ def test_p2p_copies_slower_than_staged_ones_are_a_possible_acs_or_iommu_cause(en
     top = engine.analyze_text(SLOW).diagnoses[0]
     assert (top.id, top.possible, top.initiator.line) == ("p2p-acs-iommu-hang", True, 11)
     assert "median 1.91 GB/s, against 13.15 GB/s" in top.evidence_for[0]
+    # Said as a lead from what the input shows, not as a harmless line that counts for want of another
+    assert possible_because(top).startswith("Nothing in the input failed")
 
 
 def test_a_healthy_test_stays_quiet(engine):

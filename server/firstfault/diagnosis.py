@@ -127,6 +127,8 @@ class Diagnosis:
     possible: bool = False
     # Not read from the log: what usually explains lines that do not name their cause (a reference's `suggests`).
     suggested: bool = False
+    # Nothing in the input failed; what it shows (hosts set up differently, a benchmark's numbers) points here.
+    lead: bool = False
     # What happened between the ranks, in one sentence, when the verdict rests on it (a silent, departed,
     # lagging or odd rank): "rank 3 stopped responding; rank(s) 0-2 timed out waiting for it".
     headline: str = ""
@@ -188,6 +190,7 @@ def lead_without_failure(reference: Reference, lines: list[Event], evidence_for:
         evidence_against=(evidence_against,),
         verify=(),
         possible=True,
+        lead=True,
         next_checks=reference.next_checks,
         events=tuple(lines),
     )
@@ -243,5 +246,7 @@ def possible_because(d: Diagnosis) -> str:
     """Why a possible cause is only possible, in one clause."""
     if d.suggested:
         return "The log does not show the cause; this is what usually explains its lines"
+    if d.lead:
+        return "Nothing in the input failed; what it shows points here, as a lead"
     return ("This line does not settle it alone (healthy runs print it too, or the line that says why is missing); here "
             "it is the only failure evidence a reference explains")
