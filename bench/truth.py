@@ -40,7 +40,12 @@ FIGURES = {
     # Not checked alone: a false alarm that becomes only possible raises it. The confident rest is checked.
     "false_alarms_possible": ("... of them only a possible cause", "none"),
     "no_failure": ("'No failure found' on positives", "down"),
+    # Of the verdicts the tool gives at confidence 0.6 or more (labelled positives and negatives), the wrong ones.
+    "confident_wrong": ("wrong top-1 at confidence >= 0.6", "down"),
 }
+CONFIDENT = 0.6
+# Confidence bands for the reliability table: how often a verdict given at that confidence named the labelled cause.
+BANDS = ((0.0, 0.35), (0.35, 0.5), (0.5, 0.6), (0.6, 0.7), (0.7, 1.01))
 REQUIRED = {"url": str, "cause": str, "confirmed": bool}
 OPTIONAL = {"title": str, "confirmation": str, "first_rank": int, "multi_rank": bool, "stack": list,
             "cut": bool, "notes": str}
@@ -81,6 +86,7 @@ class Outcome:
     rank: int | None
     undetermined: bool
     possible: bool = False
+    confidence: float | None = None  # the top diagnosis's
 
 
 def normalise_url(url: str) -> str:
@@ -131,7 +137,8 @@ def run_cases(cases: Iterable[Case]) -> list[Outcome]:
         top = report.diagnoses[0] if report.diagnoses else None
         rank = top.initiator.rank if top is not None and top.initiator is not None else None
         outcomes.append(Outcome(case, tuple(d.id for d in report.diagnoses), rank,
-                                bool(top is not None and top.undetermined), bool(top is not None and top.possible)))
+                                bool(top is not None and top.undetermined), bool(top is not None and top.possible),
+                                top.confidence if top is not None else None))
     return outcomes
 
 
@@ -151,7 +158,29 @@ def figures(outcomes: list[Outcome]) -> dict[str, list[int]]:
         "false_alarms": tally([o for o in outcomes if not o.case.positive], lambda o: bool(o.ids)),
         "false_alarms_possible": tally([o for o in outcomes if not o.case.positive], lambda o: o.possible),
         "no_failure": tally([o for o in outcomes if o.case.positive], lambda o: not o.ids),
+        "confident_wrong": tally([o for o in _judged(outcomes) if o.confidence >= CONFIDENT - 1e-9],
+                                 lambda o: not _top1(o)),
     }
+
+
+def _judged(outcomes: list[Outcome]) -> list[Outcome]:
+    """Verdicts whose rightness the labels decide: on a labelled positive (right when it names the cause) and on a
+    negative (always wrong). An unknown cause is left out: no reference is right there, yet a generic one may be."""
+    return [o for o in outcomes if o.ids and o.case.cause != "unknown"]
+
+
+def reliability(per_split: dict[str, list[Outcome]]) -> str:
+    """How far to trust a verdict: per confidence band, how many of the verdicts given in it were right."""
+    head = " | ".join(per_split)
+    lines = [f"| confidence of the top verdict | {head} |", "|---|" + "---|" * len(per_split)]
+    for low, high in BANDS:
+        label = f"{low:.2f}-{min(high, 1.0):.2f}" if high > 1 else f"{low:.2f}-{high - 0.01:.2f}"
+        cells = []
+        for outcomes in per_split.values():
+            band = [o for o in _judged(outcomes) if low - 1e-9 <= o.confidence < high - 1e-9]
+            cells.append(_cell([sum(1 for o in band if _top1(o)), len(band)]) + " right")
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    return "\n".join(lines)
 
 
 def _top1(outcome: Outcome) -> bool:
@@ -261,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(c.id for c in seen)}")
     print()
     print(table(per_split))
+    print()
+    print(reliability({s: [o for o in outcomes if o.case.split == s] for s in SPLITS}))
     for split in SPLITS:
         if args.misses in (split, "both"):
             rows = misses([o for o in outcomes if o.case.split == split])
