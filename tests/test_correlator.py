@@ -268,6 +268,20 @@ def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_tha
     assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"
 
 
+def test_a_verdict_on_a_catch_all_line_alone_claims_less_than_one_on_a_signature(engine):
+    # The lines of the test above: a plain exception says what failed, not why; gloo's connect error is a signature.
+    from firstfault.correlator import GENERIC_CONFIDENCE
+
+    generic = engine.analyze_text("Traceback (most recent call last):\nKeyError: 'input_ids'").diagnoses[0]
+    assert generic.id == "python-exception-one-rank" and generic.confidence <= GENERIC_CONFIDENCE
+    assert any("catch-all" in e for e in generic.evidence_against)
+    specific = engine.analyze_text("RuntimeError: [/opt/conda/conda-bld/pytorch_1623448255797/work/third_party/gloo/"
+                                   "gloo/transport/tcp/pair.cc:799] connect [192.168.0.222]:2226: Connection refused")
+    top = specific.diagnoses[0]
+    assert top.id == "gloo-connect-timeout" and top.confidence > GENERIC_CONFIDENCE
+    assert not any("catch-all" in e for e in top.evidence_against)
+
+
 def test_a_wrapper_whose_message_is_below_it_yields_to_the_specific_failure_in_that_message(engine):
     # jaywalnut310/vits#202, as pasted (Windows): mp.spawn's ProcessRaisedException prints its class alone, then the
     # child's traceback as its message; the child's last line says why.
