@@ -168,6 +168,8 @@ def test_one_rank_against_one_the_rank_behind_is_the_one_waited_for(engine):
     d = engine.analyze_text("\n".join(lines)).diagnoses[0]
     assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 1, False)
     assert any("behind rank(s) 0" in e for e in d.evidence_for)
+    # Sequence numbers alone cannot tell a rank that fell behind from ranks that issued different collectives.
+    assert any("different collectives" in e and "TORCH_DISTRIBUTED_DEBUG=DETAIL" in e for e in d.evidence_against)
 
 
 def test_a_rank_that_completed_the_number_another_is_stuck_in_means_the_sequences_are_out_of_step(engine):
@@ -185,9 +187,12 @@ def test_a_rank_that_completed_the_number_another_is_stuck_in_means_the_sequence
     assert (d.id, d.undetermined) == ("mismatched-collectives", False)
     assert d.headline == "the ranks' collectives are out of step: rank(s) 0 completed number 313, which rank 1 is still in"
     assert not any("fell behind" in e or "behind rank(s)" in e for e in d.evidence_for)
-    # Without rank 0's count of completed work nothing contradicts the reading that rank 1 is behind.
+    assert not any("TORCH_DISTRIBUTED_DEBUG" in e for e in d.evidence_against)
+    # Without rank 0's count of completed work nothing contradicts the reading that rank 1 is behind, and the
+    # verdict names the reading this thread turned out to be as the alternative, with the check that separates them.
     d = engine.analyze_text("\n".join(lines[:2])).diagnoses[0]
     assert (d.id, d.initiator.rank) == ("collective-timeout", 1)
+    assert any("issue different collectives" in e for e in d.evidence_against)
 
 
 def test_timeouts_in_different_collectives_at_one_sequence_number_are_mismatched_collectives(engine):

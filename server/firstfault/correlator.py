@@ -322,13 +322,19 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     silent = silent_ranks(top, events, expected) if waits and not erring else []
     departed = departed_ranks(top, events) if lost and not erring else []
     if odd is not None:
-        culprits, detail, headline = odd
+        culprits, headline = odd.culprits, odd.headline
         culprit_events = [e for e in failures if e.source.rank in culprits] or failures
         initiator = Location.of(culprit_events[0])
         if culprit_events[0].source.rank not in culprits:
             initiator = attrs.evolve(initiator, rank=min(culprits))
-        evidence_for.append(detail)
+        evidence_for.append(odd.detail)
         confidence = 0.8
+        if odd.by_sequence and top.reference.id != MISMATCH:
+            # The numbers say which rank is out of step, not why.
+            evidence_against.append("ranks also end up at different sequence numbers when they issue different "
+                                    "collectives (one called under `if rank == 0`, a skipped step): rerun with "
+                                    "TORCH_DISTRIBUTED_DEBUG=DETAIL to tell a rank that fell behind from ranks that "
+                                    "diverged")
     elif erring:
         first = erring[0]
         initiator = attrs.evolve(Location.of(first), reference_id=None, pattern_id=None)

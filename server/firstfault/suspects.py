@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+import attrs
+
 from firstfault.diagnosis import clip, rank_ranges
 from firstfault.hypothesis import Hypothesis, event_key
 from firstfault.matcher import Event
@@ -30,7 +32,17 @@ def _shape(e: Event) -> str:
     return f"{_collective(e)} of {numel} elements" if numel else str(_collective(e))
 
 
-def odd_rank_out(h: Hypothesis, behind: bool = True) -> tuple[set[int], str, str] | None:
+@attrs.frozen
+class OddRank:
+    culprits: set[int]
+    detail: str  # the evidence
+    headline: str
+    # Told apart by sequence numbers alone: a rank that is slow and ranks that issued different numbers of
+    # collectives look the same there.
+    by_sequence: bool = False
+
+
+def odd_rank_out(h: Hypothesis, behind: bool = True) -> OddRank | None:
     """The minority rank(s) of mismatched fingerprints or sequence numbers, when one is clear; with `behind`, also
     the rank at the lowest sequence number when there is no majority."""
     fingerprints: dict[int, str] = {}
@@ -66,10 +78,11 @@ def odd_rank_out(h: Hypothesis, behind: bool = True) -> tuple[set[int], str, str
     detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {clip(common, 120)}, while rank(s) "
               f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({clip(fingerprints[r], 120) for r in culprits}))}"
               ": the odd one out is the culprit")
-    return culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}"
+    return OddRank(culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}",
+                   by_sequence=kind == "sequence number")
 
 
-def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
+def _first_differing(h: Hypothesis) -> OddRank | None:
     """One rank's report against one other: ProcessGroupWrapper compares the ranks in order and names the first
     that differs, so a named rank other than the lowest one is the odd one (those before it agreed)."""
     named = set()
@@ -80,12 +93,12 @@ def _first_differing(h: Hypothesis) -> tuple[set[int], str, str] | None:
     if len(named) != 1:
         return None
     culprit = named.pop()
-    return {culprit}, (f"the mismatch check compares ranks in order and names rank {culprit}, not the lowest "
-                       f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged"), \
-        f"rank {culprit} ran a different collective from the ranks before it"
+    return OddRank({culprit}, f"the mismatch check compares ranks in order and names rank {culprit}, not the lowest "
+                   f"rank: the ranks before it agreed, so rank {culprit} is the one that diverged",
+                   f"rank {culprit} ran a different collective from the ranks before it")
 
 
-def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
+def _behind(seqs: dict[int, str]) -> OddRank | None:
     """No majority (one rank against one, two against two): the rank(s) at the lowest sequence number are
     behind, still in a collective the others already finished."""
     numbers = {r: bounded(v, MAX_COUNTER) for r, v in seqs.items()}
@@ -97,8 +110,8 @@ def _behind(seqs: dict[int, str]) -> tuple[set[int], str, str] | None:
     detail = (f"rank(s) {rank_ranges(sorted(culprits))} time out at sequence number {low}, behind rank(s) "
               f"{rank_ranges(ahead)} at {', '.join(sorted({seqs[r] for r in ahead}))}: the rank behind is still in a "
               "collective the others finished, so it is the one they wait for")
-    return culprits, detail, (f"rank {rank_ranges(sorted(culprits))} fell behind; rank(s) {rank_ranges(ahead)} timed "
-                              "out waiting for it in the next collective")
+    return OddRank(culprits, detail, f"rank {rank_ranges(sorted(culprits))} fell behind; rank(s) "
+                   f"{rank_ranges(ahead)} timed out waiting for it in the next collective", by_sequence=True)
 
 
 def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
