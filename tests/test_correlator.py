@@ -826,6 +826,20 @@ def test_a_ray_worker_that_vanished_offers_the_oom_killer_next(engine):
     assert [d.id for d in engine.analyze_text(user).diagnoses] == ["ray-actor-died"]
 
 
+def test_an_insufficient_driver_also_offers_a_driver_that_is_not_there_at_all(engine):
+    # CUDA's error 35 as PyTorch raises it (the reference's own example); NVIDIA/nvidia-docker#24: a container without
+    # the NVIDIA runtime gets the same message. The old driver stays first, the missing one is offered with its check.
+    line = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
+    first, second = engine.analyze_text(line).diagnoses[:2]
+    assert (first.id, second.id, second.possible, second.suggested) == (
+        "cuda-driver-too-old", "nvidia-driver-not-found", True, True)
+    assert second.confidence < first.confidence and "nvidia-smi" in second.evidence_against[0]
+    # PyTorch's own "driver too old" names the found version: nothing else is offered
+    old = ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU "
+           "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx")
+    assert [d.id for d in engine.analyze_text(old).diagnoses] == ["cuda-driver-too-old"]
+
+
 REFERENCE = REFERENCE_HEAD + """
 [[patterns]]
 id = "{id}-line"

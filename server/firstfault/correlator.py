@@ -577,7 +577,7 @@ def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str
             collateral=(),
             collateral_total=0,
             evidence_for=(f"line {evidence.line}{evidence.source.on()}: {clip(evidence.text, 160)}",),
-            evidence_against=(f"the usual reason, but the log does not show the line that would settle it: "
+            evidence_against=(f"a common reason, which the log can neither show nor rule out: "
                               f"{suggestion.why}",),
             verify=tuple(c for c in (fill(c, evidence.captures, own_inputs(evidence.path)) for c in reference.verify
                                      if not c.when) if c.complete),
