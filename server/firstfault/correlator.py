@@ -22,6 +22,7 @@ from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
 from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
 from firstfault.p2pmatrix import REFERENCE as P2P, p2p_verdict
+from firstfault.pyspy import dumps_verdict
 from firstfault.roles import FAILURE_ROLES, REMOTE_LAUNCH_FAILURES, weigh, without_catch_all
 from firstfault.suspects import (
     departed_ranks,
@@ -249,7 +250,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     if not hypotheses:
         differing = host_difference_verdict(references[HOSTS], events) if HOSTS in references else None
         slow_p2p = p2p_verdict(references[P2P], events) if P2P in references else None
-        return [d for d in (slow_p2p, differing) if d], notes
+        return [d for d in (dumps_verdict(references, events), slow_p2p, differing) if d], notes
     if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
         verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures(), events)
         return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes

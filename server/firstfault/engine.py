@@ -20,6 +20,7 @@ from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
 from firstfault.p2pmatrix import matrix_medians
+from firstfault.pyspy import read_dumps
 from firstfault.pasteonly import paste_only_events
 from firstfault.raised import raised_events
 from firstfault.wrapped import PASTE_BYTES, paste_lines, wrapped_events
@@ -158,6 +159,7 @@ class Engine:
                 joined = wrapped_events(self.matcher, lines, first, scan, index, source)
                 raised = raised_events(self.matcher, lines, first, scan, index, source)
                 matrix_medians(lines, first, scan)
+                read_dumps(lines, first, scan)
                 if paste_only_events(self.paste_matcher, chunks, scan, index, source) or raised or joined:
                     scan = numbered_from(scan, order)
                 scan.pasted = True

@@ -1,0 +1,184 @@
+"""py-spy dumps in a paste: where each process's main thread stands, and which one is not where the others wait.
+
+A hung job prints nothing, so what people paste is `py-spy dump --pid P` for each rank (what this tool's own next
+checks ask for). py-spy prints, per process, "Process P: <command line>", then per thread a header, `Thread T
+(active): "MainThread"`, and one line per frame, innermost first: `    all_reduce (torch/distributed/
+distributed_c10d.py:2050)` (src/dump.rs, 0.3-0.4; `--native` adds frames without a line number above the Python
+ones). A main thread whose innermost Python frames are a collective of torch.distributed (or DeepSpeed's, vLLM's,
+SGLang's wrappers) waits for its peers; one that is elsewhere is the rank they wait for, and processes waiting in
+different collectives took different code paths. Nothing in a dump failed, so each reading is a lead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import attrs
+
+from firstfault.commands import fill, own_inputs
+from firstfault.diagnosis import Diagnosis, clip, lead_without_failure
+from firstfault.matcher import Event, ScanResult
+from firstfault.model import Reference
+
+HANG = "collective-timeout"
+MISMATCH = "mismatched-collectives"
+HEADER = "pyspy-main-thread"
+COLLECTIVE, FRAME, CALLER, PID, ENTRY = "collective", "frame", "caller", "pid", "entry"
+GPU_WAIT = "synchronize"  # torch.cuda's: the process waits for its GPU (a kernel that does not finish)
+# A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
+_FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*(?:<-.*)?$")
+_PROCESS = re.compile(r"^\s*Process (?P<pid>\d+): ")
+_LOCALS = re.compile(r"^\s{8,}\S")  # --locals: "        Arguments:", "            name: value"
+_TORCH = re.compile(r"(?:^|/)torch/")  # py-spy shortens paths to the package; an absolute one may remain
+_CUDA_SYNC = re.compile(r"(?:^|/)torch/cuda/")
+# Frames every process starts in (spawn, runpy, threads, event loops): not what tells one program from another.
+_BOOTSTRAP = re.compile(r"^<string>$|^<frozen |(?:^|/)(?:multiprocessing|asyncio|concurrent)/|(?:^|/)(?:runpy|threading)\.py$")
+# Where a collective's Python frames live (the communication layers, not the trainers that call them), and the calls
+# that wait for every peer.
+_DISTRIBUTED = ("torch/distributed/", "deepspeed/comm/", "deepspeed/runtime/zero/", "deepspeed/utils/",
+                "vllm/distributed/", "sglang/srt/distributed/", "megatron/core/tensor_parallel/",
+                "megatron/core/distributed/", "horovod/torch/", "apex/parallel/")
+_COLLECTIVES = frozenset({
+    "all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_into_tensor", "_all_gather_base",
+    "all_gather_object", "all_gather_coalesced", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
+    "broadcast", "broadcast_object_list", "broadcast_tensor_dict", "barrier", "monitored_barrier",
+    "_store_based_barrier", "all_to_all", "all_to_all_single", "reduce", "gather", "gather_object", "scatter",
+    "scatter_object_list", "inference_all_reduce", "allreduce", "allgather",
+})
+
+
+@attrs.frozen
+class Dump:
+    event: Event  # the main thread's header
+    collective: str  # the call it waits in, or ""
+    frame: str  # its innermost Python frame, "function (file:line)"
+    caller: str  # the first frame outside the distributed packages: where the code called the collective
+    pid: str
+    entry: str  # its outermost frame of its own: processes of one program (the ranks) share it
+
+    def name(self) -> str:
+        return f"process {self.pid}" if self.pid else f"the process at line {self.event.line}"
+
+
+def read_dumps(lines: list[str], first: int, scan: ScanResult) -> bool:
+    """Sets, on each main-thread header of a paste (`lines` from wrapped.paste_lines, the first numbered `first`), where
+    that thread stands; True when it set any."""
+    changed = False
+    for i, e in enumerate(scan.events):
+        if e.pattern.id != HEADER:
+            continue
+        at = e.line - first
+        frames = _frames(lines, at + 1)
+        python = [f for f in frames if ".py" in f[1]]
+        if not python:
+            continue
+        collective, caller = "", _where(python[0])
+        for function, file, line in python:
+            if not _TORCH.search(file) and not _distributed(file):
+                caller = _where((function, file, line))
+                break
+            if not collective and ((function in _COLLECTIVES and _distributed(file))
+                                   or (function == GPU_WAIT and _CUDA_SYNC.search(file))):
+                collective = function
+        own = [f for f in python if not _BOOTSTRAP.search(f[1])]
+        entry = f"{own[-1][0]} ({own[-1][1]})" if own else ""
+        scan.events[i] = attrs.evolve(e, captures={**e.captures, COLLECTIVE: collective, FRAME: _where(python[0]),
+                                                   CALLER: caller, ENTRY: entry,
+                                                   PID: _pid(lines, at, e.captures.get("tid", ""))})
+        changed = True
+    return changed
+
+
+def _distributed(file: str) -> bool:
+    return any(d in file for d in _DISTRIBUTED)
+
+
+def _frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
+    frames = []
+    while at < len(lines):
+        if m := _FRAME.match(lines[at]):
+            frames.append((m["function"], m["file"], m["line"] or ""))
+        elif not _LOCALS.match(lines[at]):
+            break
+        at += 1
+    return frames
+
+
+def _where(frame: tuple[str, str, str]) -> str:
+    function, file, line = frame
+    return f"{function} ({file}:{line})" if line else f"{function} ({file})"
+
+
+def _pid(lines: list[str], at: int, tid: str) -> str:
+    """The "Process P:" header a few lines above (py-spy prints it, then the Python version, then a blank line); else
+    the main thread's id where it is the OS thread id (decimal, Linux), which for the main thread is the pid."""
+    for back in range(at - 1, max(-1, at - 4), -1):
+        if m := _PROCESS.match(lines[back]):
+            return m["pid"]
+    return tid if tid.isdigit() else ""
+
+
+def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diagnosis | None:
+    """Nothing in the input failed, but py-spy dumps show processes waiting in a collective: the one that is
+    elsewhere, processes in different collectives, or (all in one) the collective and the processes still to dump."""
+    dumps = [Dump(e, e.captures[COLLECTIVE], e.captures[FRAME], e.captures[CALLER], e.captures[PID],
+                  e.captures[ENTRY]) for e in events if e.pattern.id == HEADER and FRAME in e.captures]
+    waiting = [d for d in dumps if d.collective]
+    if not waiting or HANG not in references:
+        return None
+    # Only a peer of the waiting processes can be the one they wait for: a server, a controller or a data loader
+    # idling in its own loop is not.
+    entries = {d.entry for d in waiting}
+    elsewhere = [d for d in dumps if not d.collective and d.entry in entries]
+    calls = Counter(d.collective for d in waiting if d.collective != GPU_WAIT)
+    who = _names(waiting)
+    if elsewhere:
+        odd = elsewhere[0]
+        return _lead(references[HANG], [odd, *waiting], (
+            f"waiting in a collective: {_calls(waiting)}; {_names(elsewhere)} "
+            f"{'is' if len(elsewhere) == 1 else 'are'} elsewhere, the main thread at {odd.frame}: it never reached "
+            "the collective, so the others wait for it",),
+            f"{odd.name()} is not in the collective the others wait in: it is at {clip(odd.frame, 120)}")
+    if len(calls) > 1 and MISMATCH in references:
+        return _lead(references[MISMATCH], waiting, (
+            f"the processes wait in different collectives ({_calls(waiting)}): each waits in one the others never "
+            "enter, so they took different code paths",),
+            f"the processes wait in different collectives: {', '.join(calls)}")
+    one = next((d for d in waiting if d.collective != GPU_WAIT), waiting[0])
+    if not calls:
+        found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}, from {one.caller}): a kernel "
+                 "that does not finish, most often a collective's waiting for a peer that never joined it, or a GPU "
+                 "that stopped; dump the other ranks, and check the GPUs (nvidia-smi, dmesg for Xid)",)
+        return _lead(references[HANG], waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
+    if len(waiting) == 1:
+        found = (f"{who} waits in {one.collective}, called from {one.caller}: it is waiting for a peer, not failing "
+                 "itself; dump every rank: the one whose main thread is elsewhere is the one it waits for",)
+    else:
+        found = (f"every dumped process waits ({_calls(waiting)}): none of them is the one missing; dump the ranks "
+                 "not shown here, and if all are in it, the collective itself is stuck (the network, a GPU): "
+                 "NCCL_DEBUG=INFO and the Flight Recorder show which",)
+    return _lead(references[HANG], waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} in "
+                                                   f"{one.collective}")
+
+
+def _lead(reference: Reference, dumps: list[Dump], found: tuple[str, ...], headline: str) -> Diagnosis:
+    d = lead_without_failure(reference, [x.event for x in dumps], found,
+                             "py-spy dumps show where each process stands, not that anything failed", confidence=0.35)
+    pid = int(dumps[0].pid) if dumps[0].pid else None
+    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in reference.verify if c.fits({HEADER}))
+    return attrs.evolve(d, headline=headline, initiator=attrs.evolve(d.initiator, pid=pid), verify=verify)
+
+
+def _names(dumps: list[Dump]) -> str:
+    pids = [d.pid for d in dumps if d.pid]
+    if len(pids) == len(dumps):
+        return f"process{'es' if len(pids) > 1 else ''} {', '.join(pids)}"
+    return f"{len(dumps)} dumped process{'es' if len(dumps) > 1 else ''}" if len(dumps) > 1 else "the dumped process"
+
+
+def _calls(dumps: list[Dump]) -> str:
+    by_call: dict[str, list[Dump]] = {}
+    for d in dumps:
+        by_call.setdefault(d.collective, []).append(d)
+    return "; ".join(f"{_names(ds)} in {call} (from {ds[0].caller})" for call, ds in by_call.items())

@@ -1,0 +1,92 @@
+"""py-spy dumps read as where each process stands (pyspy.py). The frames are real dumps: a Megatron-DeepSpeed rank
+in broadcast and its peers back in train() (bigscience's notes, quoted in
+https://github.com/stas00/ml-engineering/blob/master/debug/torch-distributed-hanging-solutions.md), and a ZeRO-3 rank
+in all_gather_coalesced (https://github.com/huggingface/accelerate/issues/3104); a paste of several is put together
+the way people paste one dump per rank."""
+
+IN_BROADCAST = [
+    'Thread 835995 (active): "MainThread"',
+    "    broadcast (torch/distributed/distributed_c10d.py:1191)",
+    "    _aggregate_total_loss (deepspeed/runtime/pipe/engine.py:540)",
+    "    train_batch (deepspeed/runtime/pipe/engine.py:330)",
+    "    train_step (megatron/training.py:436)",
+    "    train (megatron/training.py:851)",
+    "    pretrain (megatron/training.py:187)",
+    "    <module> (pretrain_gpt.py:239)",
+]
+IN_TRAIN = [
+    'Thread 835990 (active): "MainThread"',
+    "    train (megatron/training.py:915)",
+    "    pretrain (megatron/training.py:187)",
+    "    <module> (pretrain_gpt.py:239)",
+]
+IN_ALL_GATHER = [
+    'Thread 3293 (active): "MainThread"',
+    "    all_gather_coalesced (deepspeed/runtime/zero/partition_parameters.py:1254)",
+    "    wrapped_fn (deepspeed/utils/nvtx.py:18)",
+    "    __all_gather_params_ (deepspeed/runtime/zero/partitioned_param_coordinator.py:464)",
+    "    __all_gather_params (deepspeed/runtime/zero/partitioned_param_coordinator.py:435)",
+    "    wrapped_fn (deepspeed/utils/nvtx.py:18)",
+    "    fetch_sub_module (deepspeed/runtime/zero/partitioned_param_coordinator.py:386)",
+    "    decorate_context (torch/utils/_contextlib.py:116)",
+    "    wrapped_fn (deepspeed/utils/nvtx.py:18)",
+    "    _fn (torch/_dynamo/eval_frame.py:600)",
+    "    pre_sub_module_forward_function (deepspeed/runtime/zero/parameter_offload.py:449)",
+    "    decorate_context (torch/utils/_contextlib.py:116)",
+    "    _pre_forward_module_hook (deepspeed/runtime/zero/parameter_offload.py:275)",
+    "    wrapped_fn (deepspeed/utils/nvtx.py:18)",
+    "    _call_impl (torch/nn/modules/module.py:1592)",
+    "    _wrapped_call_impl (torch/nn/modules/module.py:1553)",
+    "    forward (transformers/models/mixtral/modeling_mixtral.py:676)",
+]
+
+
+def test_one_dump_in_a_collective_is_a_lead_that_names_the_call_and_where_the_code_made_it(engine):
+    d = engine.analyze_text("\n".join(IN_ALL_GATHER)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line, d.initiator.pid) == ("collective-timeout", True, 1, 3293)
+    assert d.confidence <= 0.35
+    assert "all_gather_coalesced, called from forward (transformers/models/mixtral/modeling_mixtral.py:676)" in \
+        d.evidence_for[0]
+    assert [tuple(c.argv[:4]) for c in d.verify] == [("rg", "-n", "-A", "3")]
+
+
+def test_the_process_that_is_not_in_the_collective_is_the_one_the_others_wait_for(engine):
+    paste = "\n".join([*IN_BROADCAST, "", *IN_TRAIN])
+    d = engine.analyze_text(paste).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.pid) == ("collective-timeout", 10, 835990)
+    assert d.headline == ("process 835990 is not in the collective the others wait in: it is at "
+                          "train (megatron/training.py:915)")
+    assert d.evidence_for[0].startswith("waiting in a collective: process 835995 in broadcast (from "
+                                        "_aggregate_total_loss (deepspeed/runtime/pipe/engine.py:540)); process 835990 "
+                                        "is elsewhere")
+
+
+def test_processes_waiting_in_different_collectives_took_different_paths(engine):
+    d = engine.analyze_text("\n".join([*IN_BROADCAST, "", *IN_ALL_GATHER])).diagnoses[0]
+    assert (d.id, d.possible) == ("mismatched-collectives", True)
+    assert "broadcast" in d.headline and "all_gather_coalesced" in d.headline
+
+
+def test_processes_waiting_for_their_gpu_are_a_lead_too(engine):
+    # py-spy output recorded in https://github.com/hdimmfh/xpu-monitor-agent (its py-spy profiler's documentation and
+    # tests): a process blocked in torch.cuda.synchronize, with py-spy's process header above it.
+    dump = ["Process 206450: python torch_test.py", "Python v3.12.3 (/usr/bin/python3.12)", "",
+            'Thread 206450 (active): "MainThread"', "    synchronize (torch/cuda/__init__.py:1219)",
+            "    <module> (torch_test.py:28)"]
+    d = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.pid, d.initiator.line) == ("collective-timeout", True, 206450, 4)
+    assert d.headline == "process 206450 waits for the GPU"
+    assert "synchronize, from <module> (torch_test.py:28)" in d.evidence_for[0]
+
+
+def test_a_process_of_another_program_idling_elsewhere_is_not_the_one_waited_for(engine):
+    # A vLLM engine core busy in its scheduler (vllm-project/vllm#25890) is no peer of a Megatron rank in broadcast:
+    # only processes that share the waiting ones' entry frame are compared with them.
+    engine_core = ["Process 1829647: VLLM::EngineCore", "Python v3.12.9 (envs/vllm/bin/python3.12)", "",
+                   'Thread 1829647 (active+gil): "MainThread"',
+                   "    get_num_common_prefix_blocks (vllm/v1/core/single_type_kv_cache_manager.py:288)",
+                   "    get_num_common_prefix_blocks (vllm/v1/core/kv_cache_coordinator.py:138)"]
+    d = engine.analyze_text("\n".join([*engine_core, "", *IN_BROADCAST])).diagnoses[0]
+    assert (d.id, d.initiator.pid) == ("collective-timeout", 835995)
+    assert d.headline == "process 835995 waits in broadcast"
+    assert not engine.analyze_text("\n".join(engine_core)).diagnoses
