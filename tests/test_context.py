@@ -43,12 +43,17 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     # NVIDIA-Merlin/HugeCTR#287 (3.3) and #429 (4.x)
     ("[HUGECTR][08:46:21][WARNING][RANK0]: The model name is not specified when creating the solver.", Source(rank=0)),
     ("[HCTR][06:21:10.185][ERROR][RK0][main]: Runtime error: invalid argument", Source(rank=0)),
+    # openucx/ucx#9383: Open MPI's "[host:pid]" on its error banners, and UCX's "[seconds] [host:pid:thread]"
+    ("[histamine0:1224050] pml_ucx.c:477  Error: Failed to resolve UCX endpoint for rank 1",
+     Source(host="histamine0", pid=1224050)),
+    ("[1695332443.361791] [histamine0:1224050:0]            sock.c:323  UCX  ERROR   connect(fd=42, "
+     "dest_addr=172.17.0.1:54351) failed: Connection refused", Source(host="histamine0", pid=1224050)),
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "trtllm-rank", "skypilot-rank",
         "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
-        "lightning-rank", "hugectr-3", "hugectr-4", "none"])
+        "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
     if line.rsplit(" ", 1)[-1].startswith("rank="):  # a trailing field names the rank of the whole line

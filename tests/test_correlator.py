@@ -456,8 +456,8 @@ DEEPSPEED_ONE_WORKER = [
     (ASSERT_THEN_TRACEBACK, ("illegal-memory-access", 1, 5)),
     # Two ranks' lines nearby name no single rank: none is lent.
     (ASSERT_THEN_TRACEBACK + ["[rank2]: Traceback (most recent call last):"], ("illegal-memory-access", 1, None)),
-    # The rank the failure's own block names wins over a launcher's teardown that names others.
-    (MPI_BANNER_THEN_SRUN, ("mpi-call-fatal-error", 2, 0)),
+    # The rank the failing process names under its own "[host:pid]" wins over a launcher's teardown that names others.
+    (MPI_BANNER_THEN_SRUN, ("mpi-ucx-peer-unreachable", 1, 0)),
     (NCCL_TESTS_THEN_MPIRUN, ("invalid-device-ordinal", 1, 1)),
 ], ids=["deepspeed-one-worker", "deepspeed-last-of-two", "unexplained-traceback", "two-ranks-nearby", "own-block-before-teardown", "launcher-names-process"])
 def test_a_first_failure_that_names_no_rank_takes_it_from_its_block(engine, paste, verdict):

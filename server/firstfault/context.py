@@ -95,6 +95,8 @@ _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<
 _RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
 # text-generation-inference's launcher ends a shard's lines with its tracing field: "... rank=1".
 _TRAILING_RANK = re.compile(r"\srank=(\d+)\s*$")
+# Open MPI's "[host:pid] " in front of its help and error lines, and UCX's "[seconds] [host:pid:thread] ".
+_OMPI = re.compile(r"(?:\[\d+\.\d+\] +)?\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+)(?::\d+)?\] ")
 _RAY_PID = re.compile(r"\((?:\w+ |\w+, rank=\d+, )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
 _SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
                      r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
@@ -151,6 +153,8 @@ def parse_line(line: str) -> LineContext:
         extra = {"host": m["host"], "pid": bounded(m["pid"], MAX_PID), "device": bounded(m["dev"])}
     elif "pid=" in line and (m := _RAY_PID.search(line)):
         extra = {"pid": bounded(m.group(1), MAX_PID)}
+    elif line.startswith("[") and (m := _OMPI.match(line)):
+        extra = {"host": m["host"], "pid": bounded(m["pid"], MAX_PID)}
     if " kernel:" in line and (m := _SYSLOG.match(line)):
         extra["host"] = m["host"]
     in_text = ("Rank " in line and _RANK_IN_TEXT.search(line)) or ("rank=" in line and _TRAILING_RANK.search(line))

@@ -83,10 +83,13 @@ def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
         return None
     named = [(r, e) for e in others if e.path == place.path and abs(e.line - place.line) <= BLOCK_LINES
              and (r := _named_rank(e)) is not None]
-    # Lines of the same failure first (mpirun's "reported by process [J,R]" under its own error banner), so that a
-    # launcher's teardown nearby ("srun: error: node2: task 1: Killed") does not make the rank ambiguous.
+    # Lines of the same process first (Open MPI's "[host:pid]" on the banner under a transport error), then of the
+    # same failure (mpirun's "reported by process [J,R]" under its own error banner), so that a launcher's teardown
+    # nearby ("srun: error: node2: task 1: Killed") does not make the rank ambiguous.
+    own = [(r, e) for r, e in named if place.pid is not None and process_id(e) == place.pid
+           and e.source.host == place.host]
     same = [(r, e) for r, e in named if place.reference_id and e.reference_id == place.reference_id]
-    for candidates in (same, named):
+    for candidates in (own, same, named):
         if len({r for r, _ in candidates}) == 1:
             rank, nearest = min(candidates, key=lambda pair: abs(pair[1].line - place.line))
             return rank, nearest.line
