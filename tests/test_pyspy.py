@@ -65,6 +65,8 @@ def test_processes_waiting_in_different_collectives_took_different_paths(engine)
     d = engine.analyze_text("\n".join([*IN_BROADCAST, "", *IN_ALL_GATHER])).diagnoses[0]
     assert (d.id, d.possible) == ("mismatched-collectives", True)
     assert "broadcast" in d.headline and "all_gather_coalesced" in d.headline
+    # the command offered lines up the dumps' main threads, not the mismatch checker's report these inputs lack
+    assert d.verify and all("MainThread" in c.command for c in d.verify)
 
 
 def test_processes_waiting_for_their_gpu_are_a_lead_too(engine):

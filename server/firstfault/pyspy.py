@@ -27,13 +27,14 @@ HEADER = "pyspy-main-thread"
 COLLECTIVE, FRAME, CALLER, PID, ENTRY = "collective", "frame", "caller", "pid", "entry"
 GPU_WAIT = "synchronize"  # torch.cuda's: the process waits for its GPU (a kernel that does not finish)
 # A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
-_FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*(?:<-.*)?$")
+_FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*$")
 _PROCESS = re.compile(r"^\s*Process (?P<pid>\d+): ")
 _LOCALS = re.compile(r"^\s{8,}\S")  # --locals: "        Arguments:", "            name: value"
 _TORCH = re.compile(r"(?:^|/)torch/")  # py-spy shortens paths to the package; an absolute one may remain
 _CUDA_SYNC = re.compile(r"(?:^|/)torch/cuda/")
 # Frames every process starts in (spawn, runpy, threads, event loops): not what tells one program from another.
-_BOOTSTRAP = re.compile(r"^<string>$|^<frozen |(?:^|/)(?:multiprocessing|asyncio|concurrent)/|(?:^|/)(?:runpy|threading)\.py$")
+_BOOTSTRAP = re.compile(r"^<string>$|^<frozen |(?:^|/)(?:multiprocessing|asyncio|concurrent)/"
+                        r"|(?:^|/)(?:runpy|threading)\.py$")
 # Where a collective's Python frames live (the communication layers, not the trainers that call them), and the calls
 # that wait for every peer.
 _DISTRIBUTED = ("torch/distributed/", "deepspeed/comm/", "deepspeed/runtime/zero/", "deepspeed/utils/",
@@ -133,15 +134,16 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
     elsewhere = [d for d in dumps if not d.collective and d.entry in entries]
     calls = Counter(d.collective for d in waiting if d.collective != GPU_WAIT)
     who = _names(waiting)
+    hang = references[HANG]
     if elsewhere:
         odd = elsewhere[0]
-        return _lead(references[HANG], [odd, *waiting], (
+        return _lead(hang, hang, [odd, *waiting], (
             f"waiting in a collective: {_calls(waiting)}; {_names(elsewhere)} "
             f"{'is' if len(elsewhere) == 1 else 'are'} elsewhere, the main thread at {odd.frame}: it never reached "
             "the collective, so the others wait for it",),
             f"{odd.name()} is not in the collective the others wait in: it is at {clip(odd.frame, 120)}")
     if len(calls) > 1 and MISMATCH in references:
-        return _lead(references[MISMATCH], waiting, (
+        return _lead(references[MISMATCH], hang, waiting, (
             f"the processes wait in different collectives ({_calls(waiting)}): each waits in one the others never "
             "enter, so they took different code paths",),
             f"the processes wait in different collectives: {', '.join(calls)}")
@@ -150,7 +152,7 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
         found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}, from {one.caller}): a kernel "
                  "that does not finish, most often a collective's waiting for a peer that never joined it, or a GPU "
                  "that stopped; dump the other ranks, and check the GPUs (nvidia-smi, dmesg for Xid)",)
-        return _lead(references[HANG], waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
+        return _lead(hang, hang, waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
     if len(waiting) == 1:
         found = (f"{who} waits in {one.collective}, called from {one.caller}: it is waiting for a peer, not failing "
                  "itself; dump every rank: the one whose main thread is elsewhere is the one it waits for",)
@@ -158,15 +160,17 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
         found = (f"every dumped process waits ({_calls(waiting)}): none of them is the one missing; dump the ranks "
                  "not shown here, and if all are in it, the collective itself is stuck (the network, a GPU): "
                  "NCCL_DEBUG=INFO and the Flight Recorder show which",)
-    return _lead(references[HANG], waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} in "
-                                                   f"{one.collective}")
+    return _lead(hang, hang, waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} in {one.collective}")
 
 
-def _lead(reference: Reference, dumps: list[Dump], found: tuple[str, ...], headline: str) -> Diagnosis:
+def _lead(reference: Reference, hang: Reference, dumps: list[Dump], found: tuple[str, ...],
+          headline: str) -> Diagnosis:
+    """A possible cause at the first dump given; its command lines up every main thread (the hang reference's, written
+    for dumps, whichever reference the lead names)."""
     d = lead_without_failure(reference, [x.event for x in dumps], found,
                              "py-spy dumps show where each process stands, not that anything failed", confidence=0.35)
     pid = int(dumps[0].pid) if dumps[0].pid else None
-    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in reference.verify if c.fits({HEADER}))
+    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in hang.verify if HEADER in c.when)
     return attrs.evolve(d, headline=headline, initiator=attrs.evolve(d.initiator, pid=pid), verify=verify)
 
 

@@ -78,7 +78,8 @@ def odd_rank_out(h: Hypothesis, behind: bool = True) -> OddRank | None:
     detail = (f"ranks disagree on the {kind}: {common_n} rank(s) are at {clip(common, 120)}, while rank(s) "
               f"{rank_ranges(sorted(culprits))} are at {', '.join(sorted({clip(fingerprints[r], 120) for r in culprits}))}"
               ": the odd one out is the culprit")
-    return OddRank(culprits, detail, f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}",
+    return OddRank(culprits, detail,
+                   f"rank {rank_ranges(sorted(culprits))} diverged: the other ranks agree on the {kind}",
                    by_sequence=kind == "sequence number")
 
 
