@@ -495,7 +495,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         confidence = min(confidence, 0.35)
         evidence_against.append("these lines report the consequence of a failure, and nothing in the input shows "
                                 "the failure itself: the log (or the excerpt) does not reach the cause")
-    if failures and all(e.pattern.generic for e in failures) and not consequence:
+    if top.catch_all_only() and not consequence:
         # Only a catch-all line (an exception's type and message) says what failed: on the benchmark's dev split such
         # verdicts named the labelled cause 71% of the time against 96% for a specific signature, so they stay below
         # the confidence that a signature earns.
@@ -600,7 +600,7 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     top = hypotheses[0]
     failures = top.failures()
     either_side = REASON_ELSEWHERE in top.reference.tags
-    if not failures or not (either_side or all(e.pattern.generic for e in failures)):
+    if not failures or not (either_side or top.catch_all_only()):
         return None
     anchor = failures[0]
     # A catch-all whose message is printed below it (mp.spawn's ProcessRaisedException, then the child's traceback)

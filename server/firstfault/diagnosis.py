@@ -198,6 +198,7 @@ def lead_without_failure(reference: Reference, lines: list[Event], evidence_for:
         events=tuple(lines),
     )
 
+
 @attrs.frozen
 class Attempt:
     """One launch of the job inside the inputs (torchrun restarts, runs appended to one file)."""

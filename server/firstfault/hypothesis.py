@@ -26,6 +26,11 @@ class Hypothesis:
     def failures(self) -> list[Event]:
         return sorted((e for e in self.events if e.role in FAILURE_ROLES), key=event_key)
 
+    def catch_all_only(self) -> bool:
+        """Its failures are all catch-all lines (an exception's type and message, a launcher's "child failed")."""
+        failures = self.failures()
+        return bool(failures) and all(e.pattern.generic for e in failures)
+
     def strength(self) -> int:
         return min(ROLE_STRENGTH[e.role] for e in self.events)
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 import statistics
 
-import attrs
-
 from firstfault.diagnosis import Diagnosis, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Reference
@@ -28,18 +26,14 @@ _ROW = re.compile(r"^\s*(\d+)((?:\s+\d+(?:\.\d+)?)+)\s*$")
 _COLUMNS = re.compile(r"^\s*D\\D(?:\s+\d+)+\s*$")
 
 
-def matrix_medians(lines: list[str], first: int, scan: ScanResult) -> bool:
+def matrix_medians(lines: list[str], first: int, scan: ScanResult) -> None:
     """Sets, on each matrix header of a paste (`lines` from wrapped.paste_lines, the first numbered `first`), the
-    median of its GPU-to-GPU figures; True when it set any."""
-    changed = False
-    for i, e in enumerate(scan.events):
-        if e.pattern.id != HEADER:
-            continue
+    median of its GPU-to-GPU figures."""
+    def median(e: Event) -> dict[str, str] | None:
         figures = _off_diagonal(lines, e.line - first + 1)
-        if figures:
-            scan.events[i] = attrs.evolve(e, captures={**e.captures, MEDIAN: f"{statistics.median(figures):.2f}"})
-            changed = True
-    return changed
+        return {MEDIAN: f"{statistics.median(figures):.2f}"} if figures else None
+
+    scan.add_captures(HEADER, median)
 
 
 def _off_diagonal(lines: list[str], start: int) -> list[float]:

@@ -62,18 +62,14 @@ class Dump:
         return f"process {self.pid}" if self.pid else f"the process at line {self.event.line}"
 
 
-def read_dumps(lines: list[str], first: int, scan: ScanResult) -> bool:
+def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
     """Sets, on each main-thread header of a paste (`lines` from wrapped.paste_lines, the first numbered `first`), where
-    that thread stands; True when it set any."""
-    changed = False
-    for i, e in enumerate(scan.events):
-        if e.pattern.id != HEADER:
-            continue
+    that thread stands."""
+    def stand(e: Event) -> dict[str, str] | None:
         at = e.line - first
-        frames = _frames(lines, at + 1)
-        python = [f for f in frames if ".py" in f[1]]
+        python = [f for f in _frames(lines, at + 1) if ".py" in f[1]]
         if not python:
-            continue
+            return None
         collective, caller = "", _where(python[0])
         for function, file, line in python:
             if not _TORCH.search(file) and not _distributed(file):
@@ -83,12 +79,10 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> bool:
                                    or (function == GPU_WAIT and _CUDA_SYNC.search(file))):
                 collective = function
         own = [f for f in python if not _BOOTSTRAP.search(f[1])]
-        entry = f"{own[-1][0]} ({own[-1][1]})" if own else ""
-        scan.events[i] = attrs.evolve(e, captures={**e.captures, COLLECTIVE: collective, FRAME: _where(python[0]),
-                                                   CALLER: caller, ENTRY: entry,
-                                                   PID: _pid(lines, at, e.captures.get("tid", ""))})
-        changed = True
-    return changed
+        return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller,
+                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
+
+    scan.add_captures(HEADER, stand)
 
 
 def _distributed(file: str) -> bool:
