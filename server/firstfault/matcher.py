@@ -114,7 +114,7 @@ class ScanResult:
 
     def add_captures(self, pattern_id: str, read: Callable[[Event], dict[str, str] | None]) -> None:
         """Adds to each event of `pattern_id` the captures `read` finds for it (a paste's lines below the header:
-        p2pmatrix's figures, pyspy's frames); an event it returns None for stays as it is."""
+        p2pmatrix's figures, stackdumps' frames); an event it returns None for stays as it is."""
         for i, event in enumerate(self.events):
             if event.pattern.id == pattern_id and (found := read(event)):
                 self.events[i] = attrs.evolve(event, captures={**event.captures, **found})

@@ -1,12 +1,16 @@
-"""py-spy dumps in a paste: where each process's main thread stands, and which one is not where the others wait.
+"""Stack dumps in a paste (py-spy's, Python's faulthandler): where each process's main thread stands, and which one
+is not where the others wait.
 
 A hung job prints nothing, so what people paste is `py-spy dump --pid P` for each rank (what this tool's own next
-checks ask for). py-spy prints, per process, "Process P: <command line>", then per thread a header, `Thread T
-(active): "MainThread"`, and one line per frame, innermost first: `    all_reduce (torch/distributed/
-distributed_c10d.py:2050)` (src/dump.rs, 0.3-0.4; `--native` adds frames without a line number above the Python
-ones). A main thread whose innermost Python frames are a collective of torch.distributed (or DeepSpeed's, vLLM's,
-SGLang's wrappers) waits for its peers; one that is elsewhere is the rank they wait for, and processes waiting in
-different collectives took different code paths. Nothing in a dump failed, so each reading is a lead.
+checks ask for), or the dump Python's faulthandler writes (on a fatal signal, a timer, or a signal the job registered).
+py-spy prints, per process, "Process P: <command line>", then per thread a header, `Thread T (active): "MainThread"`,
+and one line per frame, innermost first: `    all_reduce (torch/distributed/distributed_c10d.py:2050)` (src/dump.rs,
+0.3-0.4; `--native` adds frames without a line number above the Python ones). faulthandler prints per thread
+`Thread 0x... (most recent call first):` and `  File "path", line N in function`, without thread names: the thread
+whose outermost frame is not threading's bootstrap is the main one. A main thread whose innermost Python frames are a
+collective of torch.distributed (or DeepSpeed's, vLLM's, SGLang's wrappers) waits for its peers; one that is
+elsewhere is the rank they wait for, and processes waiting in different collectives took different code paths.
+Nothing in a dump failed, so each reading is a lead.
 """
 
 from __future__ import annotations
@@ -17,17 +21,21 @@ from collections import Counter
 import attrs
 
 from firstfault.commands import fill, own_inputs
+from firstfault.context import message_start
 from firstfault.diagnosis import Diagnosis, clip, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Reference
 
 HANG = "collective-timeout"
 MISMATCH = "mismatched-collectives"
-HEADER = "pyspy-main-thread"
+PYSPY, FAULTHANDLER = "pyspy-main-thread", "faulthandler-thread"  # the patterns of a dumped thread's header
 COLLECTIVE, FRAME, CALLER, PID, ENTRY = "collective", "frame", "caller", "pid", "entry"
 GPU_WAIT = "synchronize"  # torch.cuda's: the process waits for its GPU (a kernel that does not finish)
 # A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
 _FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*$")
+# faulthandler's frame, after whatever a launcher put in front of the line: '  File "path", line N in function'.
+_FAULT_FRAME = re.compile(r'^File "(?P<file>[^"]*)", line (?P<line>\d+) in (?P<function>\S+)')
+_THREAD_START = re.compile(r"(?:^|/)threading\.py$")  # a thread's outermost frame, unless it is the main thread
 _PROCESS = re.compile(r"^\s*Process (?P<pid>\d+): ")
 _LOCALS = re.compile(r"^\s{8,}\S")  # --locals: "        Arguments:", "            name: value"
 _TORCH = re.compile(r"(?:^|/)torch/")  # py-spy shortens paths to the package; an absolute one may remain
@@ -54,12 +62,15 @@ class Dump:
     event: Event  # the main thread's header
     collective: str  # the call it waits in, or ""
     frame: str  # its innermost Python frame, "function (file:line)"
-    caller: str  # the first frame outside the distributed packages: where the code called the collective
+    caller: str  # the first frame outside the distributed packages: where the code called the collective ("" if cut)
     pid: str
     entry: str  # its outermost frame of its own: processes of one program (the ranks) share it
 
     def name(self) -> str:
-        return f"process {self.pid}" if self.pid else f"the process at line {self.event.line}"
+        if self.pid:
+            return f"process {self.pid}"
+        rank = self.event.source.rank
+        return f"rank {rank}" if rank is not None else f"the process at line {self.event.line}"
 
 
 def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
@@ -67,10 +78,11 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
     that thread stands."""
     def stand(e: Event) -> dict[str, str] | None:
         at = e.line - first
-        python = [f for f in _frames(lines, at + 1) if ".py" in f[1]]
-        if not python:
+        faulthandler = e.pattern.id == FAULTHANDLER
+        python = [f for f in (_fault_frames if faulthandler else _frames)(lines, at + 1) if ".py" in f[1]]
+        if not python or (faulthandler and _THREAD_START.search(python[-1][1])):
             return None
-        collective, caller = "", _where(python[0])
+        collective, caller = "", ""
         for function, file, line in python:
             if not _TORCH.search(file) and not _distributed(file):
                 caller = _where((function, file, line))
@@ -82,7 +94,8 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller,
                 ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
 
-    scan.add_captures(HEADER, stand)
+    scan.add_captures(PYSPY, stand)
+    scan.add_captures(FAULTHANDLER, stand)
 
 
 def _distributed(file: str) -> bool:
@@ -96,6 +109,14 @@ def _frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
             frames.append((m["function"], m["file"], m["line"] or ""))
         elif not _LOCALS.match(lines[at]):
             break
+        at += 1
+    return frames
+
+
+def _fault_frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
+    frames = []
+    while at < len(lines) and (m := _FAULT_FRAME.match(lines[at][message_start(lines[at]):].lstrip())):
+        frames.append((m["function"], m["file"], m["line"]))
         at += 1
     return frames
 
@@ -118,7 +139,7 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
     """Nothing in the input failed, but py-spy dumps show processes waiting in a collective: the one that is
     elsewhere, processes in different collectives, or (all in one) the collective and the processes still to dump."""
     dumps = [Dump(e, e.captures[COLLECTIVE], e.captures[FRAME], e.captures[CALLER], e.captures[PID],
-                  e.captures[ENTRY]) for e in events if e.pattern.id == HEADER and FRAME in e.captures]
+                  e.captures[ENTRY]) for e in events if e.pattern.id in (PYSPY, FAULTHANDLER) and FRAME in e.captures]
     waiting = [d for d in dumps if d.collective]
     if not waiting or HANG not in references:
         return None
@@ -143,12 +164,12 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
             f"the processes wait in different collectives: {', '.join(calls)}")
     one = next((d for d in waiting if d.collective != GPU_WAIT), waiting[0])
     if not calls:
-        found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}, from {one.caller}): a kernel "
+        found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}{_from(one, ', from ')}): a kernel "
                  "that does not finish, most often a collective's waiting for a peer that never joined it, or a GPU "
                  "that stopped; dump the other ranks, and check the GPUs (nvidia-smi, dmesg for Xid)",)
         return _lead(hang, hang, waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
     if len(waiting) == 1:
-        found = (f"{who} waits in {one.collective}, called from {one.caller}: it is waiting for a peer, not failing "
+        found = (f"{who} waits in {one.collective}{_from(one, ', called from ')}: it is waiting for a peer, not failing "
                  "itself; dump every rank: the one whose main thread is elsewhere is the one it waits for",)
     else:
         found = (f"every dumped process waits ({_calls(waiting)}): none of them is the one missing; dump the ranks "
@@ -162,9 +183,10 @@ def _lead(reference: Reference, hang: Reference, dumps: list[Dump], found: tuple
     """A possible cause at the first dump given; its command lines up every main thread (the hang reference's, written
     for dumps, whichever reference the lead names)."""
     d = lead_without_failure(reference, [x.event for x in dumps], found,
-                             "py-spy dumps show where each process stands, not that anything failed", confidence=0.35)
+                             "stack dumps show where each process stands, not that anything failed", confidence=0.35)
     pid = int(dumps[0].pid) if dumps[0].pid else None
-    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in hang.verify if HEADER in c.when)
+    header = dumps[0].event.pattern.id
+    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in hang.verify if header in c.when)
     return attrs.evolve(d, headline=headline, initiator=attrs.evolve(d.initiator, pid=pid), verify=verify)
 
 
@@ -172,6 +194,9 @@ def _names(dumps: list[Dump]) -> str:
     pids = [d.pid for d in dumps if d.pid]
     if len(pids) == len(dumps):
         return f"process{'es' if len(pids) > 1 else ''} {', '.join(pids)}"
+    ranks = [str(d.event.source.rank) for d in dumps if d.event.source.rank is not None]
+    if len(ranks) == len(dumps):
+        return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(ranks)}"
     return f"{len(dumps)} dumped process{'es' if len(dumps) > 1 else ''}" if len(dumps) > 1 else "the dumped process"
 
 
@@ -179,4 +204,9 @@ def _calls(dumps: list[Dump]) -> str:
     by_call: dict[str, list[Dump]] = {}
     for d in dumps:
         by_call.setdefault(d.collective, []).append(d)
-    return "; ".join(f"{_names(ds)} in {call} (from {ds[0].caller})" for call, ds in by_call.items())
+    return "; ".join(f"{_names(ds)} in {call}{_from(ds[0], ' (from ', ')')}" for call, ds in by_call.items())
+
+
+def _from(dump: Dump, before: str, after: str = "") -> str:
+    """Where the code called the collective, or the frame the dump shows when it was cut inside the library."""
+    return f"{before}{dump.caller}{after}" if dump.caller else f" at {dump.frame}"

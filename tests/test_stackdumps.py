@@ -1,8 +1,8 @@
-"""py-spy dumps read as where each process stands (pyspy.py). The frames are real dumps: a Megatron-DeepSpeed rank
-in broadcast and its peers back in train() (bigscience's notes, quoted in
+"""Stack dumps read as where each process stands (stackdumps.py). The py-spy frames are real dumps: a
+Megatron-DeepSpeed rank in broadcast and its peers back in train() (bigscience's notes, quoted in
 https://github.com/stas00/ml-engineering/blob/master/debug/torch-distributed-hanging-solutions.md), and a ZeRO-3 rank
 in all_gather_coalesced (https://github.com/huggingface/accelerate/issues/3104); a paste of several is put together
-the way people paste one dump per rank."""
+the way people paste one dump per rank. The faulthandler dumps are pastes as posted."""
 
 IN_BROADCAST = [
     'Thread 835995 (active): "MainThread"',
@@ -92,3 +92,51 @@ def test_a_process_of_another_program_idling_elsewhere_is_not_the_one_waited_for
     assert (d.id, d.initiator.pid) == ("collective-timeout", 835995)
     assert d.headline == "process 835995 waits in broadcast"
     assert not engine.analyze_text("\n".join(engine_core)).diagnoses
+
+
+# torchtitan's rank 0 at a checkpoint save (https://github.com/pytorch/torchtitan/issues/168), the excerpt ending inside
+# the main thread's stack: a tensorboard writer thread, then the main thread in scatter.
+WRITER_THREAD = [
+    "[rank0]:Thread 0x00007f07a6ffd640 (most recent call first):",
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/threading.py", line 324 in wait',
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/queue.py", line 180 in get',
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/site-packages/tensorboard/summary/writer/'
+    'event_file_writer.py", line 269 in _run',
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/site-packages/tensorboard/summary/writer/'
+    'event_file_writer.py", line 244 in run',
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/threading.py", line 1038 in _bootstrap_inner',
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/threading.py", line 995 in _bootstrap',
+]
+MAIN_IN_SCATTER = [
+    "[rank0]:Thread 0x00007f13c65f5400 (most recent call first):",
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", '
+    'line 3230 in scatter',
+]
+
+
+def test_a_faulthandler_dump_of_a_rank_in_a_collective_is_a_lead_on_that_rank(engine):
+    d = engine.analyze_text("\n".join([*WRITER_THREAD, "[rank0]:", *MAIN_IN_SCATTER])).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.rank, d.initiator.line) == ("collective-timeout", True, 0, 9)
+    assert d.headline == "rank 0 waits in scatter"
+    assert [c.argv[-2] for c in d.verify] == ["Thread 0x[0-9a-fA-F]+ \\(most recent call first\\):"]
+
+
+def test_a_thread_that_threading_started_is_not_a_main_thread(engine):
+    assert not engine.analyze_text("\n".join(WRITER_THREAD)).diagnoses
+
+
+def test_a_dump_under_a_fatal_error_leaves_the_verdict_to_the_error(engine):
+    # sglang's scheduler crashing in all_reduce (https://github.com/sgl-project/sglang/issues/3745): the segfault is the
+    # failure, the dump only says where the thread was.
+    paste = "\n".join([
+        "Fatal Python error: Segmentation fault", "",
+        "Thread 0x00007f2e93fff640 (most recent call first):",
+        '  File "/XXXX/sglang/python/sglang/srt/managers/scheduler.py", line 462 in watchdog_thread',
+        '  File "/usr/lib/python3.10/threading.py", line 953 in run',
+        '  File "/usr/lib/python3.10/threading.py", line 1016 in _bootstrap_inner',
+        '  File "/usr/lib/python3.10/threading.py", line 973 in _bootstrap', "",
+        "Current thread 0x00007f2ea0870640 (most recent call first):",
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce',
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83 in wrapper'])
+    d = engine.analyze_text(paste).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line) == ("segfault-one-rank", False, 1)
