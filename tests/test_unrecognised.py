@@ -385,6 +385,19 @@ def test_frameworks_are_recognised_by_their_tags_and_paths():
     assert frameworks_in([event("(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):")]) == {"vllm"}
     assert frameworks_in([event("anything", emitter="vllm")]) == {"vllm"}
     assert frameworks_in([event("[rank0]: Traceback (most recent call last):")]) == set()
+    # Ascend: CANN's error codes as vllm-project/vllm-ascend#486 and vllm-project/afd-plugin#229 print them;
+    # a glog time stamp (torchelastic's, from the library's host-oom-kill examples) is no CANN code
+    assert frameworks_in([event("Communication_Error_Get_Socket(EI0006)")]) == {"ascend"}
+    assert frameworks_in([event("[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times "
+                                "out.")]) == {"ascend"}
+    assert frameworks_in([event("E1202 18:27:51.827000 2390 torch/distributed/elastic/multiprocessing/api.py:1002] "
+                                "failed (exitcode: -9) local_rank: 2 (pid: 2395) of binary: /usr/bin/python")]) == set()
+
+
+def test_a_collective_timeout_on_ascend_gets_hccl_advice(engine):
+    top = engine.analyze_text("Communication_Error_Get_Socket(EI0006)").diagnoses[0]
+    assert (top.id, top.fix_framework) == ("collective-timeout", "ascend")
+    assert any("HCCL_CONNECT_TIMEOUT" in f for f in top.fix)
 
 
 def test_a_wrapped_exception_message_is_read_with_its_next_line(engine):

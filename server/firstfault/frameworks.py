@@ -16,9 +16,12 @@ _MARKS = {
     "deepspeed": re.compile(r"deepspeed", re.IGNORECASE),
     # SGLang's package path, and its --mem-fraction-static, which its memory errors name
     "sglang": re.compile(r"/sglang/|--mem-fraction-static"),
+    # Huawei's stack on Ascend NPUs: PyTorch's adapter, its collective library, the devices' name, and CANN's error
+    # codes (a module's letter or digit and four digits: "EI0006: ", "EZ9999[PID: 1]", "(EI0006)")
+    "ascend": re.compile(r"torch_npu|HCCL|\bAscend\b|\bNPU\b|\bE[A-Z0-9]\d{4}(?=[:\[)])"),
 }
 FRAMEWORKS = tuple(_MARKS)
-_NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed", "sglang": "SGLang"}
+_NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed", "sglang": "SGLang", "ascend": "Ascend"}
 
 
 def display_name(framework: str) -> str:
