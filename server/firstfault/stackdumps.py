@@ -79,7 +79,7 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
     def stand(e: Event) -> dict[str, str] | None:
         at = e.line - first
         faulthandler = e.pattern.id == FAULTHANDLER
-        python = [f for f in (_fault_frames if faulthandler else _frames)(lines, at + 1) if ".py" in f[1]]
+        python = [f for f in (_fault_frames if faulthandler else _pyspy_frames)(lines, at + 1) if ".py" in f[1]]
         if not python or (faulthandler and _THREAD_START.search(python[-1][1])):
             return None
         collective, caller = "", ""
@@ -102,7 +102,7 @@ def _distributed(file: str) -> bool:
     return any(d in file for d in _DISTRIBUTED)
 
 
-def _frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
+def _pyspy_frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
     frames = []
     while at < len(lines):
         if m := _FRAME.match(lines[at]):
@@ -136,7 +136,7 @@ def _pid(lines: list[str], at: int, tid: str) -> str:
 
 
 def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diagnosis | None:
-    """Nothing in the input failed, but py-spy dumps show processes waiting in a collective: the one that is
+    """Nothing in the input failed, but stack dumps show processes waiting in a collective: the one that is
     elsewhere, processes in different collectives, or (all in one) the collective and the processes still to dump."""
     dumps = [Dump(e, e.captures[COLLECTIVE], e.captures[FRAME], e.captures[CALLER], e.captures[PID],
                   e.captures[ENTRY]) for e in events if e.pattern.id in (PYSPY, FAULTHANDLER) and FRAME in e.captures]
