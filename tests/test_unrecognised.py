@@ -42,7 +42,6 @@ CUT_TRACEBACK = [
 
 @pytest.mark.parametrize("lines, line, text", [
     (NCCL_SOCKET, 2, "socketFinalizeAccept: wrong type 4 != 3"),
-    (CUT_TRACEBACK, 3, "Traceback (most recent call last)"),
     (["srun: error: Unable to allocate resources: Requested node configuration is not available"], 1,
      "Requested node configuration"),
     (["terminate called after throwing an instance of 'c10::Error'"], 1, "c10::Error"),
@@ -275,6 +274,23 @@ def test_hovers_say_possible_and_unrecognised_instead_of_started_the_failure(eng
     note = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")
     text = line_markdown(report, note.event, note.kind, report.diagnoses[0], engine.library.references)
     assert text.startswith("**firstfault: possible cause**")
+
+
+@pytest.mark.parametrize("lines, line, rank", [
+    (CUT_TRACEBACK, 3, 0),
+    # SkyworkAI/SkyReels-V3#3, as pasted: rank 0's traceback, the excerpt ending inside torch's frames
+    (["[rank0]: Traceback (most recent call last):",
+      '[rank0]:   File "/SkyReels-V3/generate_video.py", line 289, in <module>',
+      "[rank0]:     video_out = pipe.generate_video(args.ref_imgs, args.prompt, args.duration, args.seed, "
+      "resolution=args.resolution)",
+      '[rank0]:   File "/lib/python3.10/site-packages/torch/utils/_contextlib.py", line 120, in decorate_context',
+      "[rank0]:     return func(*args, **kwargs)"], 1, 0),
+])
+def test_a_traceback_cut_before_its_exception_is_a_python_exception_whose_message_is_missing(engine, lines, line, rank):
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank, d.confidence) == ("python-exception-one-rank", line, rank, 0.3)
+    assert "cuts before its exception line" in d.evidence_for[0]
+    assert "not in the input" in d.evidence_against[0] and d.verify
 
 
 def test_a_paste_from_the_middle_of_a_traceback_is_a_failure_not_nothing(engine):

@@ -33,12 +33,13 @@ from firstfault.suspects import (
     odd_rank_out,
     silent_ranks,
 )
-from firstfault.unrecognised import unexplained_lines, unrecognised_verdict
+from firstfault.unrecognised import cut_traceback_verdict, unexplained_lines, unrecognised_verdict
 
 MAX_COLLATERAL = 200
 WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
 MISMATCH = "mismatched-collectives"
+PYTHON_EXCEPTION = "python-exception-one-rank"
 CONTINUATION_LINES = 2  # how far a wrapped exception message goes on below its first line
 REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result code whose reason is another line
 # Tag of references whose lines a launcher prints only for the tasks that ended (srun's "task N: ..."): that every
@@ -253,6 +254,8 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
         return [d for d in (dumps_verdict(references, events), slow_p2p, differing) if d], notes
     if hypotheses[0].reference.id == UNRECOGNISED and len(hypotheses) == 1:
         verdict = unrecognised_verdict(hypotheses[0].reference, hypotheses[0].failures(), events)
+        if PYTHON_EXCEPTION in references:
+            verdict = cut_traceback_verdict(verdict, references[PYTHON_EXCEPTION]) or verdict
         return [attrs.evolve(verdict, evidence_for=verdict.evidence_for + tuple(differing_hosts(events)))], notes
     present_patterns = {e.pattern.id for e in events}
     # Evidence against a hypothesis (a pattern it names as pointing elsewhere) weighs before which came first: among

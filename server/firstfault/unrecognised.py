@@ -8,11 +8,12 @@ from collections import defaultdict
 
 import attrs
 
+from firstfault.commands import fill, own_inputs
 from firstfault.diagnosis import Diagnosis, Location, clip, lend_rank, rank_ranges
 from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
-from firstfault.roles import HEADER_ONLY
+from firstfault.roles import HEADER_ONLY, TRACEBACK
 
 SHOWN_TEMPLATES = 5
 # An NCCL WARN says why NCCL failed; the error trace printed under it ("init.cc:950 -> 2") does not explain it.
@@ -87,6 +88,23 @@ def unrecognised_verdict(reference: Reference, failures: list[Event], events: li
         next_checks=reference.next_checks,
         events=tuple(failures),
     )
+
+
+def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis | None:
+    """A traceback whose exception line is not in the input (a selection or an excerpt that stopped inside it): an
+    exception was raised there, but which one the input does not say. Named as the Python exception it is, at the
+    unrecognised verdict's confidence, with the command that finds its exception line in the whole log."""
+    if not verdict.events or any(e.pattern.id not in TRACEBACK for e in verdict.events):
+        return None
+    at = verdict.initiator
+    evidence_for = (f"a Python traceback at line {at.line}{' (rank ' + str(at.rank) + ')' if at.rank is not None else ''}"
+                    " that the input cuts before its exception line: an exception was raised there",)
+    return attrs.evolve(
+        verdict, reference=exception, evidence_for=evidence_for + verdict.evidence_for[1:],
+        evidence_against=("the exception's type and message are not in the input, so neither is what raised it; the "
+                          "whole log has them after the last frame",),
+        verify=tuple(fill(c, {}, own_inputs(at.path if at else None)) for c in exception.verify),
+        fix=exception.fix, next_checks=exception.next_checks)
 
 
 def unexplained_lines(events: list[Event], reference: Reference | None) -> tuple[str, ...]:
