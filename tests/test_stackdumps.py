@@ -109,8 +109,8 @@ WRITER_THREAD = [
 ]
 MAIN_IN_SCATTER = [
     "[rank0]:Thread 0x00007f13c65f5400 (most recent call first):",
-    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", '
-    'line 3230 in scatter',
+    '[rank0]:  File "/home/gchauhan/my_envs/llm-amd/lib/python3.11/site-packages/torch/distributed/'
+    'distributed_c10d.py", line 3230 in scatter',
 ]
 
 
@@ -136,7 +136,8 @@ def test_a_dump_under_a_fatal_error_leaves_the_verdict_to_the_error(engine):
         '  File "/usr/lib/python3.10/threading.py", line 1016 in _bootstrap_inner',
         '  File "/usr/lib/python3.10/threading.py", line 973 in _bootstrap', "",
         "Current thread 0x00007f2ea0870640 (most recent call first):",
-        '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce',
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in '
+        'all_reduce',
         '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83 in wrapper'])
     d = engine.analyze_text(paste).diagnoses[0]
     assert (d.id, d.possible, d.initiator.line) == ("segfault-one-rank", False, 1)

@@ -286,7 +286,7 @@ def test_hovers_say_possible_and_unrecognised_instead_of_started_the_failure(eng
       '[rank0]:   File "/lib/python3.10/site-packages/torch/utils/_contextlib.py", line 120, in decorate_context',
       "[rank0]:     return func(*args, **kwargs)"], 1, 0),
 ])
-def test_a_traceback_cut_before_its_exception_is_a_python_exception_whose_message_is_missing(engine, lines, line, rank):
+def test_a_traceback_cut_before_its_exception_is_an_exception_whose_message_is_missing(engine, lines, line, rank):
     d = engine.analyze_text("\n".join(lines)).diagnoses[0]
     assert (d.id, d.initiator.line, d.initiator.rank, d.confidence) == ("python-exception-one-rank", line, rank, 0.3)
     assert "cuts before its exception line" in d.evidence_for[0]

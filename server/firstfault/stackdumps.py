@@ -164,13 +164,13 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
             f"the processes wait in different collectives: {', '.join(calls)}")
     one = next((d for d in waiting if d.collective != GPU_WAIT), waiting[0])
     if not calls:
-        found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}{_from(one, ', from ')}): a kernel "
-                 "that does not finish, most often a collective's waiting for a peer that never joined it, or a GPU "
-                 "that stopped; dump the other ranks, and check the GPUs (nvidia-smi, dmesg for Xid)",)
+        found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}{_from(one, ', from ')}): a "
+                 "kernel that does not finish, most often a collective's waiting for a peer that never joined it, or a "
+                 "GPU that stopped; dump the other ranks, and check the GPUs (nvidia-smi, dmesg for Xid)",)
         return _lead(hang, hang, waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
     if len(waiting) == 1:
-        found = (f"{who} waits in {one.collective}{_from(one, ', called from ')}: it is waiting for a peer, not failing "
-                 "itself; dump every rank: the one whose main thread is elsewhere is the one it waits for",)
+        found = (f"{who} waits in {one.collective}{_from(one, ', called from ')}: it is waiting for a peer, not "
+                 "failing itself; dump every rank: the one whose main thread is elsewhere is the one it waits for",)
     else:
         found = (f"every dumped process waits ({_calls(waiting)}): none of them is the one missing; dump the ranks "
                  "not shown here, and if all are in it, the collective itself is stuck (the network, a GPU): "

@@ -16,6 +16,7 @@ from firstfault.model import UNRECOGNISED, Reference
 from firstfault.roles import HEADER_ONLY, TRACEBACK
 
 SHOWN_TEMPLATES = 5
+UNEXPLAINED = "no reference in the library explains these"
 # An NCCL WARN says why NCCL failed; the error trace printed under it ("init.cc:950 -> 2") does not explain it.
 NOT_WRAPPERS = frozenset({"nccl-warn"})
 _VARIABLE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
@@ -60,7 +61,7 @@ def unrecognised_verdict(reference: Reference, failures: list[Event], events: li
     meaningful = ([t for t in found if t.events[0].pattern.id not in HEADER_ONLY]
                   or [t for t in found if t.events[0].pattern.id == "traceback-header"] or found)
     first = meaningful[0].events[0]
-    evidence = [f"no reference in the library explains these {len(failures)} error line(s); the earliest "
+    evidence = [f"{UNEXPLAINED} {len(failures)} error line(s); the earliest "
                 f"that says something is line {first.line}"
                 + first.source.on()
                 + f": {clip(_shown_text(first), 160)}"]
@@ -97,13 +98,16 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     if not verdict.events or any(e.pattern.id not in TRACEBACK for e in verdict.events):
         return None
     at = verdict.initiator
-    evidence_for = (f"a Python traceback at line {at.line}{' (rank ' + str(at.rank) + ')' if at.rank is not None else ''}"
-                    " that the input cuts before its exception line: an exception was raised there",)
+    rank = f" (rank {at.rank})" if at.rank is not None else ""
+    cut = (f"a Python traceback at line {at.line}{rank} that the input cuts before its exception line: an exception "
+           "was raised there")
+    # The unrecognised verdict's "no reference explains these lines" gives way to what the lines are.
+    rest = tuple(e for e in verdict.evidence_for if not e.startswith(UNEXPLAINED))
     return attrs.evolve(
-        verdict, reference=exception, evidence_for=evidence_for + verdict.evidence_for[1:],
+        verdict, reference=exception, evidence_for=(cut, *rest),
         evidence_against=("the exception's type and message are not in the input, so neither is what raised it; the "
                           "whole log has them after the last frame",),
-        verify=tuple(fill(c, {}, own_inputs(at.path if at else None)) for c in exception.verify),
+        verify=tuple(fill(c, {}, own_inputs(at.path)) for c in exception.verify),
         fix=exception.fix, next_checks=exception.next_checks)
 
 
