@@ -22,8 +22,8 @@ from firstfault.matcher import Event, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
 from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
 from firstfault.p2pmatrix import REFERENCE as P2P, p2p_verdict
-from firstfault.stackdumps import dumps_verdict
 from firstfault.roles import FAILURE_ROLES, REMOTE_LAUNCH_FAILURES, weigh, without_catch_all
+from firstfault.stackdumps import dumps_verdict
 from firstfault.suspects import (
     departed_ranks,
     completed_past_stuck,

@@ -20,9 +20,9 @@ from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
 from firstfault.p2pmatrix import matrix_medians
-from firstfault.stackdumps import read_dumps
 from firstfault.pasteonly import paste_only_events
 from firstfault.raised import raised_events
+from firstfault.stackdumps import read_dumps
 from firstfault.wrapped import PASTE_BYTES, paste_lines, wrapped_events
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
