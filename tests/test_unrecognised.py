@@ -337,6 +337,23 @@ def test_the_launchers_teardown_alone_is_its_consequence_not_an_unrecognised_tra
     assert any("does not reach the cause" in e for e in top.evidence_against)
 
 
+def test_torchruns_report_in_pythons_logging_format_is_torchruns_not_an_unrecognised_error_line(engine):
+    # yangjianxin1/Firefly#221, as pasted: torch 1.x/2.0 log the agent's report through Python's logging
+    # ("ERROR:name:message"), which the catch-all for logged errors also reads; the ChildFailedError traceback under
+    # it is cut before its exception line.
+    paste = [
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 2589) of binary: "
+        "/home/powerop/work/conda/envs/firefly/bin/python",
+        "Traceback (most recent call last):",
+        "  File \"/home/powerop/work/conda/envs/firefly/bin/torchrun\", line 8, in <module>",
+        "    sys.exit(main())",
+    ]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (top.id, top.initiator.rank, top.initiator.line) == ("torchelastic-child-failed", 1, 1)
+    assert any("does not reach the cause" in e for e in top.evidence_against)
+    assert top.unexplained == ()
+
+
 def test_the_reason_after_last_error_outranks_nccls_bare_result_code(engine):
     # NVIDIA/nccl#1514, as pasted: NCCL 2.14's internal error, whose reason is a peer that closed the socket.
     paste = [

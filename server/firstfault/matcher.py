@@ -12,7 +12,7 @@ import attrs
 from firstfault.context import (EMPTY_SOURCE, Source, flattened_entry_source, is_summary_field, message_end,
                                 message_start, parse_line, parse_time, summary_entry_source)
 from firstfault.guards import guard
-from firstfault.model import Pattern
+from firstfault.model import UNRECOGNISED, Pattern
 from firstfault.numbers import bounded
 from firstfault.prefilter import Prefilter
 from firstfault.reader import Chunk, ascii_lower, original_column
@@ -188,6 +188,16 @@ def replaces_catch_all(pattern: Pattern) -> bool:
     return not pattern.generic and not pattern.needs
 
 
+def outranked(pattern: Pattern, others: Iterable[Pattern]) -> bool:
+    """Whether a catch-all reading of a line goes because another reading of the same line says more: a specific one
+    (replaces_catch_all), or, for the unrecognised error line ("ERROR:torch.distributed.elastic...: failed (exitcode:
+    1) local_rank: 1"), any named reference's, catch-all or not (torchrun's report of a worker's exit)."""
+    if not pattern.generic:
+        return False
+    unnamed = pattern.reference_id == UNRECOGNISED
+    return any(replaces_catch_all(o) or (unnamed and o.reference_id != UNRECOGNISED and not o.needs) for o in others)
+
+
 def _captured_source(m) -> Source:
     """A pattern's own `rank` / `local_rank` group says who reports (e.g. 'Rank 3 is running ...')."""
     groups = m.groupdict()
@@ -291,8 +301,8 @@ class Matcher:
                 if not matched:
                     continue
                 if len(matched) > 1:
-                    if any(replaces_catch_all(p) for p, _ in matched):
-                        matched = [(p, m) for p, m in matched if not p.generic]
+                    readings = [p for p, _ in matched]
+                    matched = [(p, m) for p, m in matched if not outranked(p, readings)]
                     # Two readings of one line: the one that matches further along reads the detail that names the
                     # cause (RMM's "std::bad_alloc: out_of_memory: ..."), and the order must not hang on library order.
                     matched.sort(key=lambda pm: -pm[1].start())

@@ -2,15 +2,16 @@
 (".cpp:" is on every c10 warning line), but in a small input the line they read may be the only evidence.
 
 A paste is read once more by a matcher of these patterns alone, and its events join the scan's as if one matcher
-had read every line: on a line that a specific pattern also reads, a catch-all (generic) reading goes, whichever
-matcher made it (matcher.replaces_catch_all, Matcher.scan's rule for one line)."""
+had read every line: a catch-all (generic) reading of a line goes where another reading of it says more, whichever
+matcher made it (matcher.outranked, Matcher.scan's rule for one line)."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Iterable
 
 from firstfault.context import Source
-from firstfault.matcher import Matcher, ScanResult, replaces_catch_all
+from firstfault.matcher import Matcher, ScanResult, outranked
 from firstfault.reader import Chunk
 
 
@@ -25,11 +26,13 @@ def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResul
              if (e.line, e.pattern.id) not in read]
     if not found:
         return False
-    specific_lines = {e.line for e in [*scan.events, *found] if replaces_catch_all(e.pattern)}
-    kept = [e for e in scan.events if not e.pattern.generic or e.line not in specific_lines]
-    added = [e for e in found if not e.pattern.generic or e.line not in specific_lines]
+    readings = defaultdict(list)
+    for e in [*scan.events, *found]:
+        readings[e.line].append(e.pattern)
+    kept = [e for e in scan.events if not outranked(e.pattern, readings[e.line])]
+    added = [e for e in found if not outranked(e.pattern, readings[e.line])]
     if len(kept) == len(scan.events) and not added:
         return False
-    scan.recount(added, [e for e in scan.events if e.pattern.generic and e.line in specific_lines])
+    scan.recount(added, [e for e in scan.events if outranked(e.pattern, readings[e.line])])
     scan.events[:] = sorted([*kept, *added], key=lambda e: e.line)  # stable: the line's own readings first
     return True

@@ -113,8 +113,8 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
 
 def unexplained_lines(events: list[Event], reference: Reference | None) -> tuple[str, ...]:
     """Beside a verdict: the error lines no reference explains, one per template, so nothing the log says is
-    hidden. A line right above or below a recognised failure is its wrapper ("terminate called ..." over the
-    "what():" line) and counts as explained."""
+    hidden. A line that a reference also reads is explained, and so is one right above or below a recognised failure:
+    its wrapper ("terminate called ..." over the "what():" line)."""
     if reference is None:
         return ()
     failing = {p.id for p in reference.patterns if p.role in ("cause", "symptom")} - set(HEADER_ONLY)
@@ -122,7 +122,7 @@ def unexplained_lines(events: list[Event], reference: Reference | None) -> tuple
                   if e.reference_id != UNRECOGNISED and e.role in ("cause", "symptom")}
     leftover = [e for e in events if e.reference_id == UNRECOGNISED and e.pattern.id in failing
                 and (e.pattern.id in NOT_WRAPPERS
-                     or not {(e.input_index, e.line - 1), (e.input_index, e.line + 1)} & recognised)]
+                     or not {(e.input_index, e.line + d) for d in (-1, 0, 1)} & recognised)]
     found = templates(leftover)
     shown = tuple(t.describe() for t in found[:SHOWN_TEMPLATES])
     return shown + ((f"... and {len(found) - SHOWN_TEMPLATES} more kind(s)",) if len(found) > SHOWN_TEMPLATES else ())
