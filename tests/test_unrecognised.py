@@ -305,8 +305,10 @@ def test_a_paste_from_the_middle_of_a_traceback_is_a_failure_not_nothing(engine)
         "646, in forward",
     ]
     report = engine.analyze_text("\n".join(paste))
-    assert report.failed and report.diagnoses[0].id == "unrecognised-failure"
-    assert report.diagnoses[0].initiator.line == 1
+    # vLLM's logger prefixes each line of the traceback with ERROR: the lines are still the traceback's, cut on both
+    # sides, not error lines of their own.
+    assert report.failed and report.diagnoses[0].id == "python-exception-one-rank"
+    assert report.diagnoses[0].initiator.line == 1 and report.diagnoses[0].confidence == 0.3
 
 
 def test_an_exception_behind_a_worker_tag_and_logger_stamp_is_recognised(engine):
