@@ -293,6 +293,43 @@ def test_a_traceback_cut_before_its_exception_is_an_exception_whose_message_is_m
     assert "not in the input" in d.evidence_against[0] and d.verify
 
 
+PYNCCL = "/usr/local/lib/python3.12/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py"
+KV_UTILS = "/usr/local/lib/python3.12/dist-packages/vllm/v1/core/kv_cache_utils.py"
+
+
+@pytest.mark.parametrize("lines, reference", [
+    # gpustack/gpustack#3567, the paste's last lines: cut inside vLLM's NCCL_CHECK, whose only raise is NCCL's error.
+    ([f'(EngineCore_DP0 pid=163)   File "{PYNCCL}", line 324, in ncclCommInitRank',
+      '(EngineCore_DP0 pid=163)     self.NCCL_CHECK(self._funcs["ncclCommInitRank"](ctypes.byref(comm),',
+      f'(EngineCore_DP0 pid=163)   File "{PYNCCL}", line 291, in NCCL_CHECK'], "nccl-error-without-detail"),
+    # vllm-project/vllm#36861, the paste's last lines: cut inside the KV-cache memory check.
+    ([f'(EngineCore_DP0 pid=38456) ERROR 03-11 11:58:53 [core.py:1100]   File "{KV_UTILS}", line 1572, in '
+      'get_kv_cache_configs',
+      "(EngineCore_DP0 pid=38456) ERROR 03-11 11:58:53 [core.py:1100]     _check_enough_kv_cache_memory(",
+      f'(EngineCore_DP0 pid=38456) ERROR 03-11 11:58:53 [core.py:1100]   File "{KV_UTILS}", line 623, in '
+      '_check_enough_kv_cache_memory',
+      "(EngineCore_DP0 pid=38456) ERROR 03-11 11:58:53 [core.py:1100]     raise ValueError("], "vllm-kv-cache-too-small"),
+])
+def test_a_traceback_cut_inside_a_function_that_raises_one_error_is_that_error_as_a_possible_cause(engine, lines,
+                                                                                                  reference):
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.confidence <= 0.35) == (reference, True)
+    assert d.evidence_for[0].startswith("this line is not conclusive on its own")
+
+
+def test_the_frame_of_nccl_check_does_not_outrank_the_warn_that_says_why(engine):
+    # vllm-project/vllm#17176 (DP serve under uv), as pasted: the WARN naming the duplicate GPU,
+    # then the engine core's traceback through NCCL_CHECK.
+    paste = [
+        "myhost:2292596:2292596 [0] init.cc:943 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA "
+        "device 53000",
+        '(EngineCore_0 pid=2292596)     self.NCCL_CHECK(self._funcs["ncclCommInitRank"](ctypes.byref(comm),',
+        '(EngineCore_0 pid=2292596)   File "/ephnvme/colin/code/prizetrain/.venv/lib/python3.12/site-packages/vllm/'
+        'distributed/device_communicators/pynccl_wrapper.py", line 256, in NCCL_CHECK',
+    ]
+    assert engine.analyze_text("\n".join(paste)).diagnoses[0].id == "duplicate-gpu"
+
+
 def test_a_paste_from_the_middle_of_a_traceback_is_a_failure_not_nothing(engine):
     # vllm-project/vllm#15598, as pasted: frames only, the header above the excerpt and the exception below it.
     paste = [
