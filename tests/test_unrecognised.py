@@ -293,6 +293,22 @@ def test_a_traceback_cut_before_its_exception_is_an_exception_whose_message_is_m
     assert "not in the input" in d.evidence_against[0] and d.verify
 
 
+def test_the_message_logged_above_a_cut_traceback_is_part_of_it(engine):
+    # LMCache/LMCache#3339, the paste's last lines: vLLM's logger.exception prints its message, then the traceback,
+    # each line behind the same prefix; the excerpt stops at the first frame.
+    prefix = "(Worker_TP0_EP0 pid=987) ERROR 05-20 03:47:17 [multiproc_executor.py:962]"
+    paste = [
+        f"{prefix} WorkerProc hit an exception.",
+        f"{prefix} Traceback (most recent call last):",
+        f'{prefix}   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 957, '
+        "in worker_busy_loop",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank, d.confidence) == ("python-exception-one-rank", 1, 0, 0.3)
+    assert "at line 2 (rank 0), logged under line 1's message" in d.evidence_for[0]
+    assert "only what was logged with it" in d.evidence_against[0]
+
+
 PYNCCL = "/usr/local/lib/python3.12/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py"
 KV_UTILS = "/usr/local/lib/python3.12/dist-packages/vllm/v1/core/kv_cache_utils.py"
 

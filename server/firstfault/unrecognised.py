@@ -94,19 +94,26 @@ def unrecognised_verdict(reference: Reference, failures: list[Event], events: li
 def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis | None:
     """A traceback whose exception line is not in the input (a selection or an excerpt that stopped inside it): an
     exception was raised there, but which one the input does not say. Named as the Python exception it is, at the
-    unrecognised verdict's confidence, with the command that finds its exception line in the whole log."""
-    if not verdict.events or any(e.pattern.id not in TRACEBACK for e in verdict.events):
+    unrecognised verdict's confidence, with the command that finds its exception line in the whole log. An error line
+    right above the traceback's header is its message (logger.exception("WorkerProc hit an exception.") prints it
+    first), part of the same block."""
+    headers = {(e.input_index, e.line) for e in verdict.events if e.pattern.id == TRACEBACK[0]}
+    if not verdict.events or any(e.pattern.id not in TRACEBACK and (e.input_index, e.line + 1) not in headers
+                                 for e in verdict.events):
         return None
     at = verdict.initiator
     rank = f" (rank {at.rank})" if at.rank is not None else ""
-    cut = (f"a Python traceback at line {at.line}{rank} that the input cuts before its exception line: an exception "
-           "was raised there")
+    logged = next((e for e in verdict.events if e.pattern.id not in TRACEBACK and e.line == at.line), None)
+    where = (f"at line {at.line + 1}{rank}, logged under line {at.line}'s message," if logged
+             else f"at line {at.line}{rank}")
+    cut = f"a Python traceback {where} that the input cuts before its exception line: an exception was raised there"
+    only = " (only what was logged with it)" if logged else ""
     # The unrecognised verdict's "no reference explains these lines" gives way to what the lines are.
     rest = tuple(e for e in verdict.evidence_for if not e.startswith(UNEXPLAINED))
     return attrs.evolve(
         verdict, reference=exception, evidence_for=(cut, *rest),
-        evidence_against=("the exception's type and message are not in the input, so neither is what raised it; the "
-                          "whole log has them after the last frame",),
+        evidence_against=(f"the exception's type and message are not in the input{only}, so neither is what raised "
+                          "it; the whole log has them after the last frame",),
         verify=tuple(fill(c, {}, own_inputs(at.path)) for c in exception.verify),
         fix=exception.fix, next_checks=exception.next_checks)
 
