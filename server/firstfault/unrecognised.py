@@ -98,7 +98,8 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     right above the traceback's header is its message (logger.exception("WorkerProc hit an exception.") prints it
     first), part of the same block."""
     headers = {(e.input_index, e.line) for e in verdict.events if e.pattern.id == TRACEBACK[0]}
-    if not verdict.events or any(e.pattern.id not in TRACEBACK and (e.input_index, e.line + 1) not in headers
+    if not verdict.events or any(e.pattern.id not in TRACEBACK and (e.pattern.id in HEADER_ONLY
+                                                                    or (e.input_index, e.line + 1) not in headers)
                                  for e in verdict.events):
         return None
     at = verdict.initiator
