@@ -141,3 +141,24 @@ def test_a_dump_under_a_fatal_error_leaves_the_verdict_to_the_error(engine):
         '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83 in wrapper'])
     d = engine.analyze_text(paste).diagnoses[0]
     assert (d.id, d.possible, d.initiator.line) == ("segfault-one-rank", False, 1)
+
+
+def test_a_dump_of_native_frames_only_names_the_nccl_call_the_thread_is_in(engine):
+    # huggingface/text-generation-inference#2099, as pasted: `py-spy dump --native` of a hung shard, the excerpt ending
+    # above the Python frames; the main thread spins inside NCCL's all-reduce.
+    dump = [
+        'Thread 1302975 (active): "MainThread"',
+        "    sched_yield (libc.so.6)",
+        "    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)",
+        "    doLaunches (group.cc:161)",
+        "    groupLaunch (group.cc:339)",
+        "    ncclGroupEndInternal (group.cc:418)",
+        "    ncclGroupEndInternal (group.cc:368)",
+        "    ncclEnqueueCheck (enqueue.cc:1981)",
+        "    ncclAllReduce (collectives.cc:49)",
+    ]
+    top = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (top.id, top.possible is not None, top.headline) == (
+        "collective-timeout", True, "process 1302975 waits in ncclAllReduce")
+    # Native frames without an NCCL call in them say nothing about a collective.
+    assert engine.analyze_text("\n".join(dump[:3])).diagnoses == ()

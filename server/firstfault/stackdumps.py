@@ -55,6 +55,11 @@ _COLLECTIVES = frozenset({
     "_store_based_barrier", "all_to_all", "all_to_all_single", "reduce", "gather", "gather_object", "scatter",
     "scatter_object_list", "inference_all_reduce", "allreduce", "allgather",
 })
+# NCCL's own entry points, as `py-spy dump --native` shows them where a paste holds only the native frames.
+_NCCL_CALLS = frozenset({
+    "ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclAlltoAll",
+    "ncclSend", "ncclRecv", "ncclGroupEnd",
+})
 
 
 @attrs.frozen
@@ -79,7 +84,12 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
     def stand(e: Event) -> dict[str, str] | None:
         at = e.line - first
         faulthandler = e.pattern.id == FAULTHANDLER
-        python = [f for f in (_fault_frames if faulthandler else _pyspy_frames)(lines, at + 1) if ".py" in f[1]]
+        frames = (_fault_frames if faulthandler else _pyspy_frames)(lines, at + 1)
+        python = [f for f in frames if ".py" in f[1]]
+        pid = _pid(lines, at, e.captures.get("tid", ""))
+        if not python and (nccl := next((f for f in frames if f[0] in _NCCL_CALLS), None)):
+            # Only native frames (the paste stops above the Python ones): the thread is inside NCCL's call.
+            return {COLLECTIVE: nccl[0], FRAME: _where(frames[0]), CALLER: "", ENTRY: "", PID: pid}
         if not python or (faulthandler and _THREAD_START.search(python[-1][1])):
             return None
         collective, caller = "", ""
@@ -92,7 +102,7 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
                 collective = function
         own = [f for f in python if not _BOOTSTRAP.search(f[1])]
         return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller,
-                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
+                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: pid}
 
     scan.add_captures(PYSPY, stand)
     scan.add_captures(FAULTHANDLER, stand)
