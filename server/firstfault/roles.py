@@ -12,7 +12,8 @@ from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
-TRACEBACK = ("traceback-header", "traceback-frame")  # a Python traceback's lines above its exception line
+TRACEBACK_HEADER = "traceback-header"
+TRACEBACK = (TRACEBACK_HEADER, "traceback-frame")  # a Python traceback's lines above its exception line
 # Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's
 # error trace, is what explains it; Hydra's wrapper precedes the traceback).
 HEADER_ONLY = (*TRACEBACK, "nccl-error-return", "hydra-job-error")

@@ -13,7 +13,7 @@ from firstfault.diagnosis import Diagnosis, Location, clip, lend_rank, rank_rang
 from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
-from firstfault.roles import HEADER_ONLY, TRACEBACK
+from firstfault.roles import HEADER_ONLY, TRACEBACK, TRACEBACK_HEADER
 
 SHOWN_TEMPLATES = 5
 UNEXPLAINED = "no reference in the library explains these"
@@ -59,7 +59,7 @@ def unrecognised_verdict(reference: Reference, failures: list[Event], events: li
     found = templates(failures)
     # What says something first; else a traceback's header, which begins the block, before its frames.
     meaningful = ([t for t in found if t.events[0].pattern.id not in HEADER_ONLY]
-                  or [t for t in found if t.events[0].pattern.id == "traceback-header"] or found)
+                  or [t for t in found if t.events[0].pattern.id == TRACEBACK_HEADER] or found)
     first = meaningful[0].events[0]
     evidence = [f"{UNEXPLAINED} {len(failures)} error line(s); the earliest "
                 f"that says something is line {first.line}"
@@ -97,14 +97,16 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     unrecognised verdict's confidence, with the command that finds its exception line in the whole log. An error line
     right above the traceback's header is its message (logger.exception("WorkerProc hit an exception.") prints it
     first), part of the same block."""
-    headers = {(e.input_index, e.line) for e in verdict.events if e.pattern.id == TRACEBACK[0]}
-    if not verdict.events or any(e.pattern.id not in TRACEBACK and (e.pattern.id in HEADER_ONLY
-                                                                    or (e.input_index, e.line + 1) not in headers)
-                                 for e in verdict.events):
+    headers = {(e.input_index, e.line) for e in verdict.events if e.pattern.id == TRACEBACK_HEADER}
+
+    def logged_above(e: Event) -> bool:
+        return e.pattern.id not in HEADER_ONLY and (e.input_index, e.line + 1) in headers
+
+    if not verdict.events or not all(e.pattern.id in TRACEBACK or logged_above(e) for e in verdict.events):
         return None
     at = verdict.initiator
     rank = f" (rank {at.rank})" if at.rank is not None else ""
-    logged = next((e for e in verdict.events if e.pattern.id not in TRACEBACK and e.line == at.line), None)
+    logged = any(logged_above(e) and e.line == at.line and e.path == at.path for e in verdict.events)
     where = (f"at line {at.line + 1}{rank}, logged under line {at.line}'s message," if logged
              else f"at line {at.line}{rank}")
     cut = f"a Python traceback {where} that the input cuts before its exception line: an exception was raised there"
