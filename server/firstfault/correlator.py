@@ -499,12 +499,13 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_against.append("these lines report the consequence of a failure, and nothing in the input shows "
                                 "the failure itself: the log (or the excerpt) does not reach the cause")
     if top.catch_all_only() and not consequence:
-        # Only a catch-all line (an exception's type and message) says what failed: on the benchmark's dev split such
-        # verdicts named the labelled cause 71% of the time against 96% for a specific signature, so they stay below
-        # the confidence that a signature earns.
+        # Only a catch-all line (an exception's type and message, a launcher's report of a worker's exit) says what
+        # failed: on the benchmark's dev split such verdicts named the labelled cause 71% of the time against 96% for
+        # a specific signature, so they stay below the confidence that a signature earns.
         confidence = min(confidence, GENERIC_CONFIDENCE)
-        evidence_against.append("the failing line is a catch-all (an exception's type and message) that many causes "
-                                "end in, not a known failure signature: its message and the lines above it say which")
+        evidence_against.append("the failing line is a catch-all (an exception's type and message, or a launcher's "
+                                "report that a worker exited) that many causes end in, not a known failure signature: "
+                                "its message and the lines above it say which")
     possible = all(e.possible for e in failures)
     if possible:
         # A line healthy runs print too, promoted because nothing else failed: say so, and keep it tentative.
