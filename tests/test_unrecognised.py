@@ -5,6 +5,7 @@ import pytest
 
 from firstfault.annotations import annotate
 from firstfault.lsp.convert import _severity
+from firstfault.matcher import Extent
 from firstfault.model import UNRECOGNISED
 from lsprotocol import types
 
@@ -586,3 +587,50 @@ def test_cuda_shutting_down_at_exit_is_no_failure_line(engine):
     lines = ["terminate called after throwing an instance of \u2018c10::CUDAError\u2019",
              "  what():  CUDA error: driver shutting down"]
     assert engine.analyze_text("\n".join(lines)).diagnoses[0].id == UNRECOGNISED
+
+
+# sgl-project/sglang#2561, as pasted: the end of an earlier backtrace, then the store client's error and its retry
+# warning, whose message carries the C++ backtrace of the exception it caught; the paste ends in that backtrace.
+STORE_RETRY_WITH_BACKTRACE = [
+    "frame #56: __libc_start_main + 0x85 (0x7f6ce331c305 in /lib/x86_64-linux-gnu/libc.so.6)",
+    "frame #57: _start + 0x21 (0x6297b1 in sglang::scheduler)",
+    "",
+    "[E1226 15:44:25.497183572 socket.cpp:1011] [c10d] The client socket has timed out after 600000ms while trying to "
+    "connect to (sws-8h100grid-05, 8000).",
+    "[W1226 15:44:25.497497753 TCPStore.cpp:358] [c10d] TCP client failed to connect/validate to host "
+    "sws-8h100grid-05:8000 - retrying (try=0, timeout=600000ms, delay=82879ms): The client socket has timed out after "
+    "600000ms while trying to connect to (sws-8h100grid-05, 8000).",
+    "Exception raised from throwTimeoutError at ../torch/csrc/distributed/c10d/socket.cpp:1013 (most recent call "
+    "first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f68c796c446 in "
+    "/NS/venvs/work/afkhan/slurm_sglang_env/lib/python3.11/site-packages/torch/lib/libc10.so)",
+    "frame #1: <unknown function> + 0x15e04c6 (0x7f68b273c4c6 in "
+    "/NS/venvs/work/afkhan/slurm_sglang_env/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)",
+    "frame #2: <unknown function> + 0x6029d95 (0x7f68b7185d95 in "
+    "/NS/venvs/work/afkhan/slurm_sglang_env/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)",
+]
+
+
+@pytest.mark.parametrize("lines, said, last", [
+    (STORE_RETRY_WITH_BACKTRACE, 2, 5),
+    (STORE_RETRY_WITH_BACKTRACE[3:5], 2, 2),
+    (STORE_RETRY_WITH_BACKTRACE[5:], 0, 4),
+])
+def test_a_pastes_extent_leaves_out_blank_lines_and_cpp_backtraces(lines, said, last):
+    extent = Extent.of_paste(lines, 1, len(lines))
+    assert (extent.lines, extent.said, extent.last) == (len(lines), said, last)
+
+
+def test_a_warning_whose_cpp_backtrace_ends_the_paste_ends_it(engine):
+    top = engine.analyze_text("\n".join(STORE_RETRY_WITH_BACKTRACE)).diagnoses[0]
+    assert (top.id, top.possible, top.initiator.line) == ("rendezvous-store-unreachable", True, 5)
+    assert any("2 lines besides blank ones and a C++ backtrace" in e for e in top.evidence_for)
+    # the same retry with the run going on after it (Megatron-LM's tutorial log, tests/fixtures/clean) is no verdict
+    going_on = [
+        " [2025-04-13 23:41:12] iteration       10/    1000 | consumed samples:          160 | elapsed time per "
+        "iteration (ms): 1147.6 | learning rate: 0.000000E+00 | global batch size:    16 | loss scale: 8388608.0",
+        "[Rank 0] (after 10 iterations) memory (MB) | allocated: 1464.33154296875 | max allocated: 1464.3408203125 | "
+        "reserved: 1576.0 | max reserved: 1576.0",
+        "Setting rerun_state_machine.current_iteration to 0...",
+    ]
+    assert engine.analyze_text("\n".join(STORE_RETRY_WITH_BACKTRACE + going_on)).diagnoses == ()

@@ -18,7 +18,7 @@ from firstfault.diagnosis import (BLOCK_LINES, Attempt, Diagnosis, Location, bla
 from firstfault.frameworks import fix_for, frameworks_in
 from firstfault.hosts import REFERENCE as HOSTS, differing_hosts, host_difference_verdict
 from firstfault.hypothesis import Hypothesis, event_key
-from firstfault.matcher import Event, ScanResult
+from firstfault.matcher import Event, Extent, ScanResult
 from firstfault.model import UNRECOGNISED, Reference
 from firstfault.numbers import MAX_PID, MAX_WORLD, bounded
 from firstfault.p2pmatrix import REFERENCE as P2P, p2p_verdict
@@ -54,7 +54,7 @@ GENERIC_CONFIDENCE = 0.45
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
     """Attempts aligned from the end across inputs: the last attempt of each file is the current one."""
     scans = list(scans)
-    input_lines = {scan.input_index: scan.lines for scan in scans}
+    extents = {scan.input_index: scan.extent or Extent.whole(scan.lines) for scan in scans}
     per_input = [_attempts_of(attrs.evolve(scan, events=[without_catch_all(e) for e in scan.events]))
                  for scan in scans]
     depth = max((len(a) for a in per_input), default=0)
@@ -68,7 +68,7 @@ def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
                 events.extend(evs)
                 first = lo if first is None else min(first, lo)
                 last = max(last, hi)
-        attempts.append(Attempt(depth - back, first or 1, last, tuple(weigh(events, input_lines))))
+        attempts.append(Attempt(depth - back, first or 1, last, tuple(weigh(events, extents))))
     return attempts
 
 

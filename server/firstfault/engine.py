@@ -15,7 +15,7 @@ from firstfault.correlator import diagnose_attempt, split_attempts
 from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
-from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.matcher import Event, Extent, Matcher, ScanResult
 from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
@@ -163,6 +163,7 @@ class Engine:
                 if paste_only_events(self.paste_matcher, chunks, scan, index, source) or raised or joined:
                     scan = numbered_from(scan, order)
                 scan.pasted = True
+                scan.extent = Extent.of_paste(lines, first, scan.lines)
             scan = _placed(scan, item)
             order += len(scan.events)
             scans.append(scan)

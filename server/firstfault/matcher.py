@@ -87,6 +87,33 @@ class Checkpoint:
     awaiting: tuple[tuple[int, str], ...]
 
 
+# Lines of a paste that add nothing a reader looks at: blank ones, and a C++ exception's backtrace (c10's "Exception
+# raised from <function> at <file> (most recent call first):" and its "frame #N: ..." lines, which PyTorch appends to
+# the message of an error or a warning it logs, TCPStore's retry warning among them), behind a launcher's prefix.
+_FURNITURE = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
+                        r"(?:frame #\d+: |Exception raised from \S.* \(most recent call first\):\s*$|$)")
+
+
+@attrs.frozen
+class Extent:
+    """How much of an input says something: its line count, how many of its lines are not furniture (blank, a C++
+    backtrace), and the number of the last such line. Only a paste is read for it; a log's extent is its line count."""
+
+    lines: int
+    said: int
+    last: int
+
+    @classmethod
+    def whole(cls, lines: int) -> "Extent":
+        return cls(lines, lines, lines)
+
+    @classmethod
+    def of_paste(cls, lines: list[str], first: int, count: int) -> "Extent":
+        """`lines` as wrapped.paste_lines gives them, the first numbered `first`; `count`: the input's line count."""
+        said = [first + i for i, line in enumerate(lines) if not _FURNITURE.match(line)]
+        return cls(count, len(said), said[-1] if said else count)
+
+
 @attrs.define
 class ScanResult:
     path: str
@@ -103,6 +130,7 @@ class ScanResult:
     awaiting: list[tuple[int, str]] = attrs.field(factory=list)
     lead: str | None = None
     pasted: bool = False  # read as a paste too (engine.py): not a scan to resume from
+    extent: Extent | None = None  # a paste's (engine.py); None: the input is as long as its line count
 
     def continue_into(self, first_line: str) -> None:
         """Give the awaiting events their continuation: the first line of what follows."""

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 
 import attrs
 
-from firstfault.matcher import Event
+from firstfault.matcher import Event, Extent
 from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
@@ -61,10 +61,10 @@ def without_catch_all(event: Event) -> Event:
     return as_context(event) if event.reference_id == UNRECOGNISED else event
 
 
-def weigh(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
-    """The roles of one attempt's lines; `input_lines` is each input's line count."""
+def weigh(events: list[Event], extents: dict[int, Extent]) -> list[Event]:
+    """The roles of one attempt's lines; `extents` says how long each input is."""
     events = _needs_met_or_context(_recovered(_claimed_twice(_ignored_by_python([restored(e) for e in events]))),
-                                   input_lines)
+                                   extents)
     events = _killed_by_the_agent(events)
     # What the good run printed too is noise both runs share, whatever it says.
     events = [as_context(e) if e.in_baseline else e for e in events]
@@ -153,7 +153,7 @@ def _recovered(events: list[Event]) -> list[Event]:
     return [as_context(e) if e.line < last_recovery.get((e.input_index, e.pattern.id), 0) else e for e in events]
 
 
-def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> list[Event]:
+def _needs_met_or_context(events: list[Event], extents: dict[int, Extent]) -> list[Event]:
     present = {e.pattern.id for e in events}
     harmless = {e.pattern.id for e in events if present.intersection(e.pattern.unless)}
     events = [as_context(e) if e.pattern.id in harmless else e for e in events]
@@ -174,7 +174,7 @@ def _needs_met_or_context(events: list[Event], input_lines: dict[int, int]) -> l
     errors = {(e.input_index, e.line) for e in events if e.reference_id == UNRECOGNISED
               and e.role in FAILURE_ROLES and e.pattern.id not in HEADER_ONLY}
     reasons = {pid: why for pid, evs in by_pattern.items()
-               if (why := _why_possible(evs, input_lines, unexplained) or _printed_as_error(evs, errors))}
+               if (why := _why_possible(evs, extents, unexplained) or _printed_as_error(evs, errors))}
     return [attrs.evolve(restored(e), possible=reasons[e.pattern.id]) if e.pattern.id in reasons
             and e.demoted_from else e for e in events]
 
@@ -190,17 +190,19 @@ def _printed_as_error(events: list[Event], errors: set[tuple[int, int]]) -> str 
             "explains the failure")
 
 
-def _why_possible(events: list[Event], input_lines: dict[int, int], unexplained: bool = False) -> str | None:
-    """Only where the input ends with the warning: a run that printed it and went on stays quiet. `unexplained`: the
-    input also has error lines no reference explains."""
+def _why_possible(events: list[Event], extents: dict[int, Extent], unexplained: bool = False) -> str | None:
+    """Only where the input ends with the warning (a C++ backtrace printed with it is part of it): a run that printed
+    it and went on stays quiet. `unexplained`: the input also has error lines no reference explains."""
     last = max(events, key=lambda e: (e.input_index, e.line))
-    lines = input_lines.get(last.input_index, 0)
-    if lines - last.line >= TAIL_LINES or len(events) < last.pattern.repeats_alone:
+    extent = extents.get(last.input_index, Extent.whole(0))
+    if extent.last - last.line >= TAIL_LINES or len(events) < last.pattern.repeats_alone:
         return None
-    if lines <= EXCERPT_LINES:
+    if extent.said <= EXCERPT_LINES:
         repeated = f", {len(events)} times," if len(events) > 1 else ""
-        return (f"this line is {NOT_CONCLUSIVE}; in this {lines}-line "
-                f"excerpt it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
+        size = (f"{extent.lines}-line excerpt" if extent.said == extent.lines
+                else f"excerpt ({extent.said} lines besides blank ones and a C++ backtrace)")
+        return (f"this line is {NOT_CONCLUSIVE}; in this {size} "
+                f"it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
                 "and the excerpt ends with it")
     if len(events) >= REPEATS_AT_END:
         times = [e.time for e in events if e.time is not None and e.clock == "wall"]
