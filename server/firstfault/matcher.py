@@ -90,8 +90,8 @@ class Checkpoint:
 # Lines of a paste that add nothing a reader looks at: blank ones, and a C++ exception's backtrace (c10's "Exception
 # raised from <function> at <file> (most recent call first):" and its "frame #N: ..." lines, which PyTorch appends to
 # the message of an error or a warning it logs, TCPStore's retry warning among them), behind a launcher's prefix.
-_FURNITURE = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
-                        r"(?:frame #\d+: |Exception raised from \S.* \(most recent call first\):\s*$|$)")
+_SAYS_NOTHING = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
+                           r"(?:frame #\d+: |Exception raised from \S.* \(most recent call first\):\s*$|$)")
 
 
 @attrs.frozen
@@ -110,7 +110,7 @@ class Extent:
     @classmethod
     def of_paste(cls, lines: list[str], first: int, count: int) -> "Extent":
         """`lines` as wrapped.paste_lines gives them, the first numbered `first`; `count`: the input's line count."""
-        said = [first + i for i, line in enumerate(lines) if not _FURNITURE.match(line)]
+        said = [first + i for i, line in enumerate(lines) if not _SAYS_NOTHING.match(line)]
         return cls(count, len(said), said[-1] if said else count)
 
 

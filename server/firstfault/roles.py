@@ -200,7 +200,7 @@ def _why_possible(events: list[Event], extents: dict[int, Extent], unexplained: 
     if extent.said <= EXCERPT_LINES:
         repeated = f", {len(events)} times," if len(events) > 1 else ""
         size = (f"{extent.lines}-line excerpt" if extent.said == extent.lines
-                else f"excerpt ({extent.said} lines besides blank ones and a C++ backtrace)")
+                else f"excerpt ({extent.said} lines that say something: blank lines and C++ backtrace frames left out)")
         return (f"this line is {NOT_CONCLUSIVE}; in this {size} "
                 f"it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
                 "and the excerpt ends with it")
