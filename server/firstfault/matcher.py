@@ -96,7 +96,7 @@ _SAYS_NOTHING = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
 
 @attrs.frozen
 class Extent:
-    """How much of an input says something: its line count, how many of its lines are not furniture (blank, a C++
+    """How much of an input says something: its line count, how many of its lines say something (not blank, not a C++
     backtrace), and the number of the last such line. Only a paste is read for it; a log's extent is its line count."""
 
     lines: int

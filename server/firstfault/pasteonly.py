@@ -29,10 +29,12 @@ def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResul
     readings = defaultdict(list)
     for e in [*scan.events, *found]:
         readings[e.line].append(e.pattern)
-    kept = [e for e in scan.events if not outranked(e.pattern, readings[e.line])]
+    kept, dropped = [], []
+    for e in scan.events:
+        (dropped if outranked(e.pattern, readings[e.line]) else kept).append(e)
     added = [e for e in found if not outranked(e.pattern, readings[e.line])]
-    if len(kept) == len(scan.events) and not added:
+    if not dropped and not added:
         return False
-    scan.recount(added, [e for e in scan.events if outranked(e.pattern, readings[e.line])])
+    scan.recount(added, dropped)
     scan.events[:] = sorted([*kept, *added], key=lambda e: e.line)  # stable: the line's own readings first
     return True
