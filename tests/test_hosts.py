@@ -46,3 +46,25 @@ def test_hosts_that_differ_where_nothing_failed_are_a_possible_cause(engine):
         assert top.confidence <= 0.3 and any("differs between hosts" in e for e in top.evidence_for)
     # One host's lines alone compare with nothing.
     assert engine.analyze_text(PLUGINS[1]).diagnoses == ()
+
+
+# NVIDIA/nccl-tests#188, as pasted: this node's socket transport receives a connection from a peer on the IB transport.
+TRANSPORT_MISMATCH = [
+    "user:16899:16949 [0] NCCL INFO Channel 01/0 : 9[1] -> 0[0] [receive] via NET/Socket/0",
+    "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
+    "user:16899:16961 [0] NCCL INFO misc/socket.cc:561 -> 3",
+    "user:16899:16961 [0] NCCL INFO misc/socket.cc:586 -> 3",
+]
+# NVIDIA/nccl#1808, lines 9-10 of the paste: an HTTP client ("GET /met") on the proxy's port, not a peer.
+FOREIGN_CLIENT = [
+    "2025-08-12 09:37:03.463948 worker-9 >> [2025-08-12 01:37:03] :166:1226 [0] misc/socket.cc:484 NCCL WARN "
+    "socketFinalizeAccept: wrong magic 74656d2f20544547 != 7970663b906d70b9",
+    "2025-08-12 09:37:14.267026 worker-9 >> :166:1835 [0] NCCL INFO Channel 00/0 : 80[0] -> 87[7] via P2P/CUMEM",
+]
+
+
+def test_nccls_socket_handshake_tells_a_peer_on_another_transport_from_a_foreign_client(engine):
+    top = engine.analyze_text("\n".join(TRANSPORT_MISMATCH)).diagnoses[0]
+    assert (top.id, top.initiator.line, top.possible) == ("host-config-differs", 2, False)
+    top = engine.analyze_text("\n".join(FOREIGN_CLIENT)).diagnoses[0]
+    assert (top.id, top.initiator.line) == ("nccl-foreign-connection", 1)

@@ -9,7 +9,7 @@ from firstfault.matcher import Extent
 from firstfault.model import UNRECOGNISED
 from lsprotocol import types
 
-# NCCL 2.21, its own allocation failing on one GPU: lines 3-6 of the paste in NVIDIA/nccl#1485 (the CUDA error above
+# NCCL on A800s, its own allocation failing on one GPU: lines 3-6 of the paste in NVIDIA/nccl#1485 (the CUDA error above
 # them, which names the cause, left out as a selection would).
 NCCL_CALLOC = [
     "node2:24881:25568 [2] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 10485760 bytes",
