@@ -455,6 +455,22 @@ def test_sglangs_kv_cache_refusal_gets_sglang_advice(engine):
     assert any("--mem-fraction-static" in f for f in top.fix) and not any("--gpu-memory-utilization" in f for f in top.fix)
 
 
+def test_tgis_warm_up_refusal_gets_tgi_advice(engine):
+    # predibase/lorax#354 (a fork of TGI), as pasted: the warm-up batch does not fit; the launcher's flag is the fix.
+    lines = [">RuntimeError: Not enough memory to handle 1024 prefill tokens. You need to decrease "
+             "`--max-batch-prefill-tokens`",
+             "2024-03-20T07:57:45.050465Z ERROR warmup{max_input_length=1024 max_prefill_tokens=1024 "
+             "max_total_tokens=2048}:warmup: lorax_client: router/client/src/lib.rs:34: Server error: Not enough memory "
+             "to handle 1024 prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
+             'Error: Warmup(Generation("Not enough memory to handle 1024 prefill tokens. You need to decrease '
+             '`--max-batch-prefill-tokens`"))',
+             "2024-03-20T07:57:45.117908Z ERROR lorax_launcher: Webserver Crashed",
+             "2024-03-20T07:57:45.117934Z  INFO lorax_launcher: Shutting down shards"]
+    top = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (top.id, top.fix_framework, top.initiator.line) == ("cuda-oom", "tgi", 1)
+    assert any("--max-batch-prefill-tokens" in f for f in top.fix) and not any("ZeRO" in f for f in top.fix)
+
+
 def test_frameworks_are_recognised_by_their_tags_and_paths():
     import re
 
