@@ -20,7 +20,8 @@ _MARKS = {
     # codes (a module's letter or digit and four digits: "EI0006: ", "EZ9999[PID: 1]", "(EI0006)")
     "ascend": re.compile(r"torch_npu|HCCL|\bAscend\b|\bNPU\b|\bE[A-Z0-9]\d{4}(?=[:\[)])"),
     # Text Generation Inference (and LoRAX, its fork): the launcher and server names, and the flag its warm-up names
-    "tgi": re.compile(r"text[-_]generation[-_](?:launcher|server|router)|lorax_(?:launcher|client)|--max-batch-prefill-tokens"),
+    "tgi": re.compile(r"text[-_]generation[-_](?:launcher|server|router)|lorax_(?:launcher|client)"
+                      r"|--max-batch-prefill-tokens"),
 }
 FRAMEWORKS = tuple(_MARKS)
 _NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed", "sglang": "SGLang", "ascend": "Ascend",

@@ -86,11 +86,13 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         faulthandler = e.pattern.id == FAULTHANDLER
         frames = (_fault_frames if faulthandler else _pyspy_frames)(lines, at + 1)
         python = [f for f in frames if ".py" in f[1]]
-        pid = _pid(lines, at, e.captures.get("tid", ""))
-        if not python and (nccl := next((f for f in frames if f[0] in _NCCL_CALLS), None)):
-            # Only native frames (the paste stops above the Python ones): the thread is inside NCCL's call.
-            return {COLLECTIVE: nccl[0], FRAME: _where(frames[0]), CALLER: "", ENTRY: "", PID: pid}
-        if not python or (faulthandler and _THREAD_START.search(python[-1][1])):
+        if not python:
+            # Only native frames (the paste stops above the Python ones): a thread inside NCCL's call still says where.
+            if nccl := next((f for f in frames if f[0] in _NCCL_CALLS), None):
+                return {COLLECTIVE: nccl[0], FRAME: _where(frames[0]), CALLER: "", ENTRY: "",
+                        PID: _pid(lines, at, e.captures.get("tid", ""))}
+            return None
+        if faulthandler and _THREAD_START.search(python[-1][1]):
             return None
         collective, caller = "", ""
         for function, file, line in python:
@@ -102,7 +104,7 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
                 collective = function
         own = [f for f in python if not _BOOTSTRAP.search(f[1])]
         return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller,
-                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: pid}
+                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
 
     scan.add_captures(PYSPY, stand)
     scan.add_captures(FAULTHANDLER, stand)
