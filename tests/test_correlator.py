@@ -629,7 +629,7 @@ def test_the_one_rank_a_horovod_stall_warning_leaves_out_is_the_one_the_others_w
 
 def test_a_stall_warning_names_the_rank_its_list_leaves_out_even_when_the_list_is_short(engine):
     # horovod/horovod#100 (two ranks, Horovod 0.9), as pasted: the warning, then one stalled tensor a line, each ready
-    # on rank 1 only. The timeout is the verdict and rank 0, the one every tensor waits for, is where it started.
+    # on rank 1 only. The stall is the verdict and rank 0, the one every tensor waits for, is where it started.
     paste = [
         "This may indicate that different ranks are trying to submit different tensors or that only subset of ranks "
         "is submitting tensors, which will cause deadlock.",
@@ -641,7 +641,7 @@ def test_a_stall_warning_names_the_rank_its_list_leaves_out_even_when_the_list_i
         "[ready ranks: 1], ",
     ]
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
-    assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 0, False)
+    assert (d.id, d.initiator.rank, d.undetermined) == ("horovod-stall-missing-ranks", 0, False)
     assert d.headline.startswith("rank 0 never joined")
 
 

@@ -309,6 +309,7 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
     odd = odd_rank_out(top, behind=not top.reread[0])
     shared = False
     silent_rank = None
+    same_report: set[int] = set()  # ids of the lines of one report: the first failure and the line naming its rank
     reread, headline = top.reread
     if reread:
         evidence_for.append(reread)
@@ -405,22 +406,27 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         evidence_for.append(f"the reports name rank(s) {rank_ranges(named)}; nothing in them singles one out: "
                             f"{clip(first.text, 160)}")
         confidence = 0.6
-    elif (blamed := blamed_rank(failures[0])) is not None:
-        # The line names another rank as the culprit (rank 0 reporting that rank N never arrived), or srun's list of
-        # the tasks it stopped leaves out the one that had already ended.
-        first = failures[0]
+    elif named:
+        # A line names another rank as the culprit (rank 0 reporting that rank N never arrived), or srun's list of
+        # the tasks it stopped leaves out the one that had already ended. It may come after the reference's first
+        # line: a first line that names no rank is the same report and stays where the failure starts; a first line
+        # of a rank is that rank's report of waiting (Horovod's stall warning on rank 0, then the rank it waits for).
+        naming = next(e for e in failures if blamed_rank(e) is not None)
+        first = failures[0] if failures[0].source.rank is None else naming
+        blamed = named[0]
         initiator = attrs.evolve(Location.of(first), rank=blamed)
-        if "blamed_rank" in first.captures:
-            evidence_for.append(f"line {first.line}{first.source.on()} names rank {blamed}: "
-                                f"{clip(first.text, 160)}")
+        same_report = {id(first), id(naming)}
+        if "blamed_rank" in naming.captures:
+            evidence_for.append(f"line {naming.line}{naming.source.on()} names rank {blamed}: "
+                                f"{clip(naming.text, 160)}")
             confidence = 0.7
-        elif "ready_ranks" in first.captures:
-            evidence_for.append(f"line {first.line}: the stall warning lists the ranks that submitted the tensor; rank "
-                                f"{blamed} is the only one below the highest of them that did not, so the others wait "
-                                "for it")
+        elif "ready_ranks" in naming.captures:
+            evidence_for.append(f"line {naming.line}: the stall warning lists the ranks that submitted the tensor; "
+                                f"rank {blamed} is the only one below the highest of them that did not, so the others "
+                                "wait for it")
             confidence = 0.55
         else:
-            evidence_for.append(f"line {first.line}: srun reports tasks {first.captures['task']} terminated; task "
+            evidence_for.append(f"line {naming.line}: srun reports tasks {naming.captures['task']} terminated; task "
                                 f"{blamed} is the only one missing from that list, so it had already ended when the "
                                 "others were stopped: it is the task that failed")
             confidence = 0.55
@@ -482,6 +488,9 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         # another rank's line that stands in for a silent rank's failure still is.
         collateral_events = [e for e in collateral_events if (e.path, e.line) != (initiator.path, initiator.line)
                              or e.source.rank not in (None, initiator.rank)]
+        # Nor is the line of its own report that names the culprit (mpirun's "The first process to do so was:"
+        # block names it a few lines down).
+        collateral_events = [e for e in collateral_events if id(e) not in same_report]
     if collateral_events and initiator is not None:
         evidence_for.append(f"{len(collateral_events)} later line(s) are explained as its "
                             f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
