@@ -645,6 +645,38 @@ def test_a_stall_warning_names_the_rank_its_list_leaves_out_even_when_the_list_i
     assert d.headline.startswith("rank 0 never joined")
 
 
+def test_a_stall_list_after_rank_0s_warning_names_the_rank_that_started_it(engine):
+    # horovod/horovod#1666 (mpirun --tag-output): rank 0's coordinator warns, then lists rank 2 as the one that never
+    # submitted the broadcasts. Rank 0 only reports the wait; the first failure is rank 2, at the line naming it.
+    paste = [
+        "[1,0]<stderr>:[2020-01-14 13:48:07.704032: W horovod/common/stall_inspector.cc:105] One or more tensors were "
+        "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
+        "for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or "
+        "that only subset of ranks is submitting tensors, which will cause deadlock. ",
+        "[1,0]<stderr>:Stalled ranks:",
+        "[1,0]<stderr>:2: [HorovodBroadcast_Variable_0, HorovodBroadcast_Variable_1_0, HorovodBroadcast_Variable_2_0]",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.line) == ("horovod-stall-missing-ranks", 2, 3)
+
+
+def test_mpiruns_first_process_block_keeps_its_header_and_is_not_its_own_collateral(engine):
+    # NVIDIA/nccl-tests#294: Open MPI names the first process to exit a few lines below its header. The header is where
+    # the failure starts, the rank comes from the process name, and the block is one report, not a failure and its
+    # collateral.
+    paste = [
+        "--------------------------------------------------------------------------",
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "the job to be terminated. The first process to do so was:",
+        "",
+        "  Process name: [[12167,1],10]",
+        "  Exit code:    3",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.line) == ("mpirun-rank-signal", 10, 2)
+    assert not d.collateral
+
+
 # Lightning's rank announcements (https://github.com/Lightning-AI/pytorch-lightning/issues/4389): once per process.
 ANNOUNCED = ["initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8", "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
              "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8", "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8"]

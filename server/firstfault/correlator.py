@@ -412,7 +412,9 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         # line: a first line that names no rank is the same report and stays where the failure starts; a first line
         # of a rank is that rank's report of waiting (Horovod's stall warning on rank 0, then the rank it waits for).
         naming = next(e for e in failures if blamed_rank(e) is not None)
-        first = failures[0] if failures[0].source.rank is None else naming
+        head = failures[0]
+        same_block = head.path == naming.path and 0 <= naming.line - head.line <= BLOCK_LINES
+        first = head if head.source.rank is None and same_block else naming
         blamed = named[0]
         initiator = attrs.evolve(Location.of(first), rank=blamed)
         same_report = {id(first), id(naming)}
