@@ -48,12 +48,15 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
      Source(host="histamine0", pid=1224050)),
     ("[1695332443.361791] [histamine0:1224050:0]            sock.c:323  UCX  ERROR   connect(fd=42, "
      "dest_addr=172.17.0.1:54351) failed: Connection refused", Source(host="histamine0", pid=1224050)),
+    # NVIDIA-NeMo/RL#834: a Ray worker's own name carries its training rank
+    ("(MegatronPolicyWorker[rank=0] pid=4182) [f676f732498b:4182 :0:4182] Caught signal 11 (Segmentation fault: "
+     "address not mapped to object at address 0x3121dc10)", Source(rank=0, pid=4182)),
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "trtllm-rank", "skypilot-rank",
         "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
-        "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "none"])
+        "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
     if line.rsplit(" ", 1)[-1].startswith("rank="):  # a trailing field names the rank of the whole line

@@ -89,6 +89,8 @@ _PREFIXES = (
     (re.compile(r"\((?:head|worker\d+), rank=(\d+), pid=\d+"), "rank", ", rank="),
     # OLMo's logger: "CRITICAL [olmo.util:158, rank=0] ...".
     (re.compile(r"\[[\w.]+:\d+, rank=(\d+)\]"), "rank", ", rank="),
+    # NeMo-RL's Ray workers name themselves by class and training rank: "(MegatronPolicyWorker[rank=0] pid=4182) ...".
+    (re.compile(r"\(\w+\[rank=(\d+)\] pid=\d+"), "rank", "[rank="),
 )
 _SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
 _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
@@ -97,7 +99,7 @@ _RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
 _TRAILING_RANK = re.compile(r"\srank=(\d+)\s*$")
 # Open MPI's "[host:pid] " in front of its help and error lines, and UCX's "[seconds] [host:pid:thread] ".
 _OMPI = re.compile(r"(?:\[\d+\.\d+\] +)?\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+)(?::\d+)?\] ")
-_RAY_PID = re.compile(r"\((?:\w+ |\w+, rank=\d+, )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
+_RAY_PID = re.compile(r"\((?:\w+ |\w+\[rank=\d+\] |\w+, rank=\d+, )?(?:rank=\d+ |TP\d+ )?pid=(\d+)(?:, ip=[\d.]+)?\)")
 _SYSLOG = re.compile(r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d+) "
                      r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) (?P<host>[\w.-]+) kernel:")
 _DMESG = re.compile(r"^\[\s*(\d{1,12}\.\d{1,9})\]")
