@@ -674,6 +674,8 @@ def test_mpiruns_first_process_block_keeps_its_header_and_is_not_its_own_collate
     ]
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (d.id, d.initiator.rank, d.initiator.line) == ("mpirun-rank-signal", 10, 2)
+    # The rank is the block's own statement, not one lent from a nearby line, and the naming line is not collateral.
+    assert "line 5 names rank 10: Process name: [[12167,1],10]" in d.evidence_for
     assert not d.collateral
 
 
