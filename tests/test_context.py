@@ -183,6 +183,13 @@ def test_sources_from_file_names(path, source, attempt):
     ("webui-docker-auto-1  | Traceback (most recent call last):", "Traceback"),
     ("microservice_distributedtraining.1.lclmxgm94n89@template-maquina-learning-1 | ray.exceptions.OwnerDiedError: "
      "Failed to retrieve object 0084dccab86986a08bfb38ae278b2ccc11f06e8e0100000002000000.", "ray.exceptions"),
+    # torch.compile's compile id after PyTorch's logger prefix (pytorch/ao#1065), and a paste that starts inside that
+    # prefix, at its file and line (deepspeedai/DeepSpeed#6719)
+    ("[rank1]:E1012 00:28:45.382967 507 site-packages/torch/_inductor/select_algorithm.py:1322] [0/0] Exception out of "
+     "resource: shared memory, Required: 163840, Hardware limit: 101376.", "Exception out of resource"),
+    ("site-packages/torch/_subclasses/fake_tensor.py:2017] RuntimeError: Attempting to broadcast a dimension of length 0 "
+     "at -1! Mismatching argument at index 1 had torch.Size([0]); but expected shape should be broadcastable to "
+     "[100, 120]", "RuntimeError: Attempting"),
     # horovodrun's stream tag without the rank (microsoft/XPretrain#34)
     ("<stderr>:ImportError: cannot import name 'CLIPTokenizerFast' from 'transformers' "
      "(/usr/local/lib/python3.7/dist-packages/transformers/__init__.py)", "ImportError: cannot"),
