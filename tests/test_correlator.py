@@ -917,3 +917,22 @@ def test_a_usage_text_that_lists_only_local_rank_with_an_underscore(engine):
     # under the usage above) is what went wrong instead.
     other = "train.py: error: the following arguments are required: -dtest/--dataset_test, -dtrain/--dataset_train, -m/--model"
     assert engine.analyze_text("\n".join([*USAGE_TAIL, other])).diagnoses[0].id != "local-rank-argument"
+
+
+# jax-ml/jax#40831: process 1 enters the reduce-scatter 40 s late; process 0's gloo read times out after 30 s and it
+# closes the pair, so process 1 fails at once with "Connection closed by peer".
+GLOO_TIMEOUT_THEN_CLOSED = [
+    "process 0: second psum_scatter FAILED after 30.0 s: UNKNOWN: Gloo ReduceScatter failed: "
+    "[external/xla++third_party_ext+gloo/gloo/transport/tcp/buffer.cc:72] Read timeout [::1]:38624",
+    "process 1: second psum_scatter FAILED after 0.0 s: UNKNOWN: Gloo ReduceScatter failed: "
+    "[external/xla++third_party_ext+gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [::1]:2475",
+]
+
+
+@pytest.mark.parametrize("paste, verdict", [
+    (GLOO_TIMEOUT_THEN_CLOSED, "collective-timeout"),
+    # The connection closed first: a peer went away and a later timeout is its consequence.
+    (GLOO_TIMEOUT_THEN_CLOSED[::-1], "peer-connection-lost"),
+], ids=["timeout-first", "closed-first"])
+def test_a_connection_closed_after_a_timeout_in_the_same_log_is_that_timeouts_consequence(engine, paste, verdict):
+    assert engine.analyze_text("\n".join(paste)).diagnoses[0].id == verdict

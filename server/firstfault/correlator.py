@@ -265,6 +265,9 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     if (specific := _specific_in_same_block(hypotheses)) is not None:
         hypotheses.remove(specific)
         hypotheses.insert(0, specific)
+    elif (waited := _timeout_before_lost_peer(hypotheses)) is not None:
+        hypotheses.remove(waited)
+        hypotheses.insert(0, waited)
     top = hypotheses[0]
     if (mismatch := different_ops_at_one_seq(top) or completed_past_stuck(top)) and MISMATCH in references:
         # Timeouts that disagree on what collective one sequence number is: the ranks took different paths.
@@ -631,6 +634,21 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
                     and abs(distance) <= BLOCK_LINES
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
                 return other
+    return None
+
+
+def _timeout_before_lost_peer(hypotheses: list[Hypothesis]) -> Hypothesis | None:
+    """A process that timed out gives up and closes its connections: its peers then read "connection closed by
+    peer". Where a timeout in the same input came first, the lost connections are its consequence."""
+    top = hypotheses[0]
+    if LOST_PEER not in top.reference.tags or not top.failures():
+        return None
+    lost = top.failures()[0]
+    for other in hypotheses[1:]:
+        first = other.failures()[0] if other.failures() else None
+        if (other.reference.tier == "timeout" and first is not None and first.input_index == lost.input_index
+                and event_key(first) < event_key(lost)):
+            return other
     return None
 
 
