@@ -645,9 +645,9 @@ def _timeout_before_lost_peer(hypotheses: list[Hypothesis]) -> Hypothesis | None
         return None
     lost = top.failures()[0]
     for other in hypotheses[1:]:
-        first = other.failures()[0] if other.failures() else None
-        if (other.reference.tier == "timeout" and first is not None and first.input_index == lost.input_index
-                and event_key(first) < event_key(lost)):
+        failures = other.failures()
+        if (other.reference.tier == "timeout" and failures and failures[0].input_index == lost.input_index
+                and event_key(failures[0]) < event_key(lost)):
             return other
     return None
 
