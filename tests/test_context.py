@@ -23,6 +23,8 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("[3]<stderr>:python: can't open file '/home/projects/fujitsu_challenge/template.py': [Errno 2", Source(rank=3)),
     ("[default5]:[W1202 16:11:27.667376956 socket.cpp:1028] x", Source(local_rank=5)),
     ("3: Traceback (most recent call last):", Source(rank=3)),
+    # torchrun under TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[${rank}]:" (GoogleCloudPlatform/container-engine-accelerators#414)
+    ("[5]:ncclInternalError: Internal check failed.", Source(rank=5)),
     ("[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected",
      Source(rank=2, host="smc-gpu-03", pid=29880, device=0)),
     ("node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion",
@@ -54,7 +56,7 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "trtllm-rank", "skypilot-rank",
         "olmo-rank", "tgi-rank-field", "horovod-tag",
-        "torchrun-tee-local-rank", "srun-label", "mpirun-and-nccl", "nccl", "nccl-timestamped",
+        "torchrun-tee-local-rank", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
         "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker", "none"])
 def test_line_sources(line, source):
@@ -190,6 +192,12 @@ def test_sources_from_file_names(path, source, attempt):
     ("site-packages/torch/_subclasses/fake_tensor.py:2017] RuntimeError: Attempting to broadcast a dimension of length 0 "
      "at -1! Mismatching argument at index 1 had torch.Size([0]); but expected shape should be broadcastable to "
      "[100, 120]", "RuntimeError: Attempting"),
+    # torchrun's log_line_prefix_template, the one its docs give (GoogleCloudPlatform/container-engine-accelerators#414)
+    # and a host:rank one (huggingface/evaluate#481)
+    ("[5]:torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, internal "
+     "error - please report this issue to the NCCL developers, NCCL version 2.21.5", "torch.distributed.DistBackendError"),
+    ("[node1:4]:ValueError: Couldn't acquire lock on /.hf_cache/metrics/accuracy/default/exp-16-rdv.lock from process 4.",
+     "ValueError: Couldn't"),
     # horovodrun's stream tag without the rank (microsoft/XPretrain#34)
     ("<stderr>:ImportError: cannot import name 'CLIPTokenizerFast' from 'transformers' "
      "(/usr/local/lib/python3.7/dist-packages/transformers/__init__.py)", "ImportError: cannot"),

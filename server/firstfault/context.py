@@ -72,6 +72,9 @@ class LineContext:
 _PREFIXES = (
     (re.compile(r"\[rank(\d+)\]:?"), "rank", "[rank"),
     (re.compile(r"\[default(\d+)\]:"), "local_rank", "[default"),
+    # torchrun's prefix under the template its docs give, TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[${rank}]:" (the
+    # global rank; elastic/agent/server/local_elastic_agent.py, 2.2+). A summary's "[0]:" header has nothing after it.
+    (re.compile(r"^\s{0,4}\[(\d{1,6})\]:(?=\S)"), "rank", "]:"),
     # Open MPI --tag-output "[jobid,rank]<stderr>:"; Horovod's own launcher "[rank]<stderr>:".
     (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank", "]<std"),
     # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)", with expert
@@ -174,6 +177,7 @@ def parse_line(line: str) -> LineContext:
 # at the start of a message ("^RuntimeError: ...") is tried again after them.
 _LEADING = re.compile(
     r"\s*(?:\[(?:rank|default)\d+\]:?"                                   # torchrun --tee, DeepSpeed's launcher
+    r"|\[(?:[\w.-]{1,64}:)?\d{1,6}\]:(?=\S)"   # torchrun's log_line_prefix_template: "[${rank}]:", "[host:N]:"
     r"|\[rank: \d+\]"                                                     # Lightning
     r"|(?:\[(?:\d+,)?\d+\])?<std(?:out|err)>:"                             # Open MPI --tag-output, Horovod
     r"|\((?:[\w.-]+(?: [\w=.-]+)*? )?pid=\d+(?:, ip=[\d.]+)?\)"          # Ray actors ("(pid=1)" in 1.x), vLLM
