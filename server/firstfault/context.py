@@ -73,7 +73,8 @@ _PREFIXES = (
     (re.compile(r"\[rank(\d+)\]:?"), "rank", "[rank"),
     (re.compile(r"\[default(\d+)\]:"), "local_rank", "[default"),
     # torchrun's prefix under the template its docs give, TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[${rank}]:" (the
-    # global rank; elastic/agent/server/local_elastic_agent.py, 2.2+). A summary's "[0]:" header has nothing after it.
+    # global rank; elastic/agent/server/local_elastic_agent.py in 2.4-2.13, not in 1.13). A summary's "[0]:" header has
+    # nothing after it.
     (re.compile(r"^\s{0,4}\[(\d{1,6})\]:(?=\S)"), "rank", "]:"),
     # Open MPI --tag-output "[jobid,rank]<stderr>:"; Horovod's own launcher "[rank]<stderr>:".
     (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank", "]<std"),
