@@ -641,9 +641,9 @@ def _timeout_before_lost_peer(hypotheses: list[Hypothesis]) -> Hypothesis | None
     """A process that timed out gives up and closes its connections: its peers then read "connection closed by
     peer". Where a timeout in the same input came first, the lost connections are its consequence."""
     top = hypotheses[0]
-    if LOST_PEER not in top.reference.tags or not top.failures():
+    if LOST_PEER not in top.reference.tags or not (lost_lines := top.failures()):
         return None
-    lost = top.failures()[0]
+    lost = lost_lines[0]
     for other in hypotheses[1:]:
         failures = other.failures()
         if (other.reference.tier == "timeout" and failures and failures[0].input_index == lost.input_index
