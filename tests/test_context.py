@@ -22,6 +22,9 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("2023-12-16T09:36:24.652173Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=1", Source(rank=1)),
     ("[3]<stderr>:python: can't open file '/home/projects/fujitsu_challenge/template.py': [Errno 2", Source(rank=3)),
     ("[default5]:[W1202 16:11:27.667376956 socket.cpp:1028] x", Source(local_rank=5)),
+    # the bracket cut off where the poster's excerpt starts mid-line (pytorch/torchtitan#864)
+    ("rank5]: ValueError: For row-wise scaling, the leading dims of A_scale must match the leading dims of A",
+     Source(rank=5)),
     ("3: Traceback (most recent call last):", Source(rank=3)),
     # torchrun under TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[${rank}]:" (GoogleCloudPlatform/container-engine-accelerators#414)
     ("[5]:ncclInternalError: Internal check failed.", Source(rank=5)),
@@ -56,7 +59,7 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "trtllm-rank", "skypilot-rank",
         "olmo-rank", "tgi-rank-field", "horovod-tag",
-        "torchrun-tee-local-rank", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl", "nccl-timestamped",
+        "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
         "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker", "none"])
 def test_line_sources(line, source):
@@ -149,6 +152,8 @@ def test_sources_from_file_names(path, source, attempt):
     ("[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier",
      "Rank 3 successfully"),
     ("Traceback (most recent call last):", "Traceback"),
+    ("rank5]: ValueError: For row-wise scaling, the leading dims of A_scale must match the leading dims of A",
+     "ValueError: For row-wise"),
     # Lightning-AI/pytorch-lightning#20542: Lightning's rank prefix
     ("[rank: 0] Received SIGTERM: 15", "Received SIGTERM"),
     # A paste's Markdown around the line: bold (CoinCheung/BiSeNet#70), a quote (triton-inference-server/server#5681)

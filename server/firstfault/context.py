@@ -71,6 +71,8 @@ class LineContext:
 # matched line, and the regexes cost more than the test on a long NCCL line).
 _PREFIXES = (
     (re.compile(r"\[rank(\d+)\]:?"), "rank", "[rank"),
+    # The same prefix with its bracket cut off where the paste starts mid-line ("rank5]: ValueError: ...").
+    (re.compile(r"^\s{0,4}rank(\d+)\]:"), "rank", "rank"),
     (re.compile(r"\[default(\d+)\]:"), "local_rank", "[default"),
     # torchrun's prefix under the template its docs give, TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[${rank}]:" (the
     # global rank; elastic/agent/server/local_elastic_agent.py in 2.4-2.13, not in 1.13). A summary's "[0]:" header has
@@ -178,6 +180,7 @@ def parse_line(line: str) -> LineContext:
 # at the start of a message ("^RuntimeError: ...") is tried again after them.
 _LEADING = re.compile(
     r"\s*(?:\[(?:rank|default)\d+\]:?"                                   # torchrun --tee, DeepSpeed's launcher
+    r"|rank\d+\]:"                                   # the same, its bracket cut off where a paste starts mid-line
     r"|\[(?:[\w.-]{1,64}:)?\d{1,6}\]:(?=\S)"   # torchrun's log_line_prefix_template: "[${rank}]:", "[host:N]:"
     r"|\[rank: \d+\]"                                                     # Lightning
     r"|(?:\[(?:\d+,)?\d+\])?<std(?:out|err)>:"                             # Open MPI --tag-output, Horovod
