@@ -195,6 +195,24 @@ def test_a_rank_that_completed_the_number_another_is_stuck_in_means_the_sequence
     assert any("issue different collectives" in e for e in d.evidence_against)
 
 
+def test_sequence_numbers_of_two_process_groups_are_not_compared(engine):
+    # alibaba/Pai-Megatron-Patch#693: global rank 2 times out in its tensor-parallel group (rank 0 there, work 112),
+    # rank 3 in another group (rank 1 there, work 27). Each group numbers its own work, so 111 completed on rank 2
+    # says nothing about rank 3's 27, and neither rank is behind the other.
+    lines = ["Oct 22 03:18:42 [rank2]:[E1022 03:18:42.280385141 ProcessGroupNCCL.cpp:655] [Rank 0] Watchdog caught "
+             "collective operation timeout: WorkNCCL(SeqNum=112, OpType=_REDUCE_SCATTER_BASE, NumelIn=2097152, "
+             "NumelOut=1048576, Timeout(ms)=7200000) ran for 7200065 milliseconds before timing out.",
+             "Oct 22 03:18:42 [rank2]:[E1022 03:18:42.280421593 ProcessGroupNCCL.cpp:2299] [PG ID 5 PG GUID "
+             "22(TENSOR_MODEL_PARALLEL_GROUP) Rank 0]  failure detected by watchdog at work sequence id: 112 PG "
+             "status: last enqueued work: 112, last completed work: 111",
+             "Oct 22 03:18:42 [rank3]:[E1022 03:18:42.286962701 ProcessGroupNCCL.cpp:655] [Rank 1] Watchdog caught "
+             "collective operation timeout: WorkNCCL(SeqNum=27, OpType=ALLREDUCE, NumelIn=512, NumelOut=512, "
+             "Timeout(ms)=7200000) ran for 7200073 milliseconds before timing out."]
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.undetermined) == ("collective-timeout", True)
+    assert not any("behind" in e or "odd one out" in e for e in d.evidence_for)
+
+
 def test_timeouts_in_different_collectives_at_one_sequence_number_are_mismatched_collectives(engine):
     # ecmwf/anemoi-core#1064: a callback stopped some ranks early; rank 0 all-reduces while rank 5 broadcasts.
     lines = ["[rank0]:[E420 19:44:35.569754537 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "

@@ -54,6 +54,8 @@ def odd_rank_out(h: Hypothesis, behind: bool = True) -> OddRank | None:
             fingerprints.setdefault(other, c["other_fingerprint"])
     kind = "collective"
     if len(set(fingerprints.values())) < 2:
+        if not one_process_group(h):
+            return None  # each group numbers and runs its own collectives: nothing to line up across them
         fingerprints = {e.source.rank: e.captures["seq"] for e in h.failures()
                         if "seq" in e.captures and e.source.rank is not None}
         kind = "sequence number"
@@ -119,6 +121,8 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
     """Watchdog timeouts of two or more ranks at the same sequence number but in different operations, or, from a
     PyTorch that prints no sequence numbers (WorkNCCL(OpType=..., Timeout(ms)=...)), in different operations at
     all: (evidence, headline)."""
+    if not one_process_group(h):
+        return None
     ops: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     numbered = any(e.captures.get("seq") for e in h.failures())
     for e in h.failures():
@@ -155,29 +159,42 @@ def different_ops_at_one_seq(h: Hypothesis) -> tuple[str, str] | None:
 
 
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")
+# The rank a watchdog line names inside its process group: "[Rank 0]", "[PG ID 2 PG GUID 5 Rank 1]".
+_GROUP_RANK = re.compile(r"\[(?:PG [^\]]*? )?Rank (\d+)\]")
+
+
+def one_process_group(h: Hypothesis) -> bool:
+    """Whether the lines can be read as one process group's: sequence numbers count per group, so numbers from two
+    groups say nothing about each other. Two groups show as two PG IDs, or, before PyTorch printed the PG ID, as a
+    line whose rank within its group differs from the process's global rank ("[rank2]:... [Rank 0] Watchdog ...": a
+    tensor- or pipeline-parallel subgroup, which the lines of other ranks need not share)."""
+    groups: set[str] = set()
+    for e in h.failures():
+        if pg := _PG.search(e.text):
+            groups.add(pg.group(1))
+        elif (m := _GROUP_RANK.search(e.text)) and e.source.rank is not None and int(m.group(1)) != e.source.rank:
+            return False
+    return len(groups) <= 1
 
 
 def completed_past_stuck(h: Hypothesis) -> tuple[str, str] | None:
     """A rank whose watchdog says it already completed work number N while another rank of the same process group is
     still stuck in its own number N: one collective cannot complete on one rank while another is still in it, so the
     two calls numbered N were different collectives, and the ranks issued different sequences: (evidence, headline)."""
+    if not one_process_group(h):
+        return None
     stuck: dict[int, tuple[int, str]] = {}
     completed: dict[int, int] = {}
-    groups: set[str] = set()
     for e in h.failures():
         rank = e.source.rank
         if rank is None:
             continue
-        if pg := _PG.search(e.text):
-            groups.add(pg.group(1))
         seq = bounded(e.captures.get("seq") or e.captures.get("work"), MAX_COUNTER)
         if seq is not None and (rank not in stuck or seq < stuck[rank][0]):
             stuck[rank] = (seq, _collective(e) or "")
         done = bounded(e.captures.get("completed"), MAX_COUNTER)
         if done is not None:
             completed[rank] = max(done, completed.get(rank, -1))
-    if len(groups) > 1:  # sequence numbers count per process group
-        return None
     for behind, (seq, op) in sorted(stuck.items(), key=lambda item: item[1][0]):
         ahead = sorted(r for r, done in completed.items() if r != behind and done >= seq)
         if ahead:
