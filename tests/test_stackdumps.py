@@ -4,6 +4,9 @@ https://github.com/stas00/ml-engineering/blob/master/debug/torch-distributed-han
 in all_gather_coalesced (https://github.com/huggingface/accelerate/issues/3104); a paste of several is put together
 the way people paste one dump per rank. The faulthandler dumps are pastes as posted."""
 
+import pytest
+
+
 IN_BROADCAST = [
     'Thread 835995 (active): "MainThread"',
     "    broadcast (torch/distributed/distributed_c10d.py:1191)",
@@ -162,3 +165,117 @@ def test_a_dump_of_native_frames_only_names_the_nccl_call_the_thread_is_in(engin
         "collective-timeout", True, "process 1302975 waits in ncclAllReduce")
     # Native frames without an NCCL call in them say nothing about a collective.
     assert engine.analyze_text("\n".join(dump[:3])).diagnoses == ()
+
+
+# Native dumps (nativeframes.py), as pasted in dev-split threads of the benchmark: a bare gdb `bt` of a process stuck in
+# ncclCommAbort (NVIDIA/nccl#863), thread 1 of `thread apply all bt` in ProcessGroupNCCL::abort (NVIDIA/nccl#1777, the
+# line numbers "XXX" are the poster's), lldb's thread in the same wait (pytorch/pytorch#149153), NCCL's proxy threads
+# of a hung FasterTransformer rank (NVIDIA/nccl#901) and a cuda-gdb `bt` of a rank in communicator set-up
+# (NVIDIA/nccl#1774).
+GDB_IN_ABORT = [
+    "#0  0x00007fc349513d2d in __GI___pthread_timedjoin_ex (threadid=140471077381888, thread_return=0x0, abstime=0x0, "
+    "block=<optimized out>) at pthread_join_common.c:89",
+    "#1  0x00007fc204d33e27 in commReclaim(ncclComm*) () from XXX",
+    "#2  0x00007fc204d345fd in ncclCommAbort () from XXX",
+]
+GDB_THREAD_IN_ABORT = [
+    'Thread 1 (Thread 0x7feb810ff640 (LWP 23530) "python"):',
+    "#0  0x00007ff0b872aa1f in syscall () from /lib64/libc.so.6",
+    "#1  0x00007fefe4a7fe62 in c10d::ProcessGroupNCCL::waitForFutureOrTimeout() at ProcessGroupNCCL.cpp:XXX",
+    "#2  0x00007fefe4a7fe62 in c10d::ProcessGroupNCCL::abort() at ProcessGroupNCCL.cpp:XXX",
+    "#3  0x00007fefe4a7fe62 in c10d::ProcessGroupNCCL::abortCommsFromMap() at ProcessGroupNCCL.cpp:XXX",
+    "#4  0x00007fefe4a7fe62 in ncclCommAbort() at init.cc:XXX",
+]
+LLDB_IN_ABORT = [
+    "  thread #16, name = 'python', stop reason = signal SIGSTOP",
+    "    frame #0: 0x00007fb0b7f0792d libc.so.6`syscall + 29",
+    "    frame #1: 0x00007fb08faef142 libstdc++.so.6`std::__atomic_futex_unsigned_base::_M_futex_wait_until_steady("
+    "this=<unavailable>, __addr=0x00007fac98000b00, __val=2147483648, __has_timeout=true, __s=<unavailable>, "
+    "__ns=(__r = 711393434)) at futex.cc:217:18",
+    "    frame #2: 0x00007fb090db0b85 libtorch_cuda.so`c10d::ProcessGroupNCCL::waitForFutureOrTimeout(std::future<bool>&, "
+    "std::chrono::duration<long, std::ratio<1l, 1000l>> const&, std::__cxx11::basic_string<char, "
+    "std::char_traits<char>, std::allocator<char>> const&, c10d::C10dLoggingData&, bool) + 725",
+    "    frame #3: 0x00007fb090db1068 libtorch_cuda.so`c10d::ProcessGroupNCCL::abort() + 664",
+]
+PROXY_THREADS = [
+    "(gdb) thread apply all bt",
+    "",
+    "Thread 10 (Thread 0x7f535e7fb000 (LWP 500879)):",
+    "#0  futex_wait_cancelable (private=<optimized out>, expected=0, futex_word=0x7f535ebfc158) at "
+    "../sysdeps/nptl/futex-internal.h:183",
+    "#1  __pthread_cond_wait_common (abstime=0x0, clockid=0, mutex=0x7f535ebfc108, cond=0x7f535ebfc130) at "
+    "pthread_cond_wait.c:508",
+    "#2  __pthread_cond_wait (cond=cond@entry=0x7f535ebfc130, mutex=mutex@entry=0x7f535ebfc108) at pthread_cond_wait.c:647",
+    "#3  0x00007f539f454740 in ncclProxyGetPostedOps (added=<synthetic pointer>, proxyState=0x55d847bc00c0) at "
+    "proxy.cc:713",
+    "#4  ncclProxyProgress (proxyState_=0x55d847bc00c0) at proxy.cc:868",
+    "#5  0x00007f539f3ba609 in start_thread (arg=<optimized out>) at pthread_create.c:477",
+    "#6  0x00007f539ef93133 in clone () at ../sysdeps/unix/sysv/linux/x86_64/clone.S:95",
+    "",
+    "Thread 9 (Thread 0x7f53817fd000 (LWP 500875)):",
+    "#0  0x00007f539ef8699f in __GI___poll (fds=fds@entry=0x7f53817f09e0, nfds=nfds@entry=65, timeout=timeout@entry=500) "
+    "at ../sysdeps/unix/sysv/linux/poll.c:29",
+    "#1  0x00007f539f454da7 in poll (__timeout=500, __nfds=65, __fds=0x7f53817f09e0) at "
+    "/usr/include/x86_64-linux-gnu/bits/poll2.h:46",
+    "#2  ncclProxyService (_args=0x55d847bc00c0) at proxy.cc:1437",
+]
+CUDA_GDB_IN_INIT = [
+    'Thread 1 "python" received signal SIGINT, Interrupt.',
+    "0x00007f68194a8adf in clock_nanosleep () from /lib/x86_64-linux-gnu/libc.so.6",
+    "(cuda-gdb) bt",
+    "#0  0x00007f68194a8adf in clock_nanosleep () from /lib/x86_64-linux-gnu/libc.so.6",
+    "#1  0x00007f68194b5a27 in nanosleep () from /lib/x86_64-linux-gnu/libc.so.6",
+    "#2  0x00007f68194e572c in usleep () from /lib/x86_64-linux-gnu/libc.so.6",
+    "#3  0x00007f67471b224b in ?? () from /lib/x86_64-linux-gnu/libnccl.so.2",
+    "#4  0x00007f67471b31e1 in ?? () from /lib/x86_64-linux-gnu/libnccl.so.2",
+    "#5  0x00007f67471b474d in ?? () from /lib/x86_64-linux-gnu/libnccl.so.2",
+    "#6  0x00007f67471be402 in pncclCommInitRankConfig () from /lib/x86_64-linux-gnu/libnccl.so.2",
+    "#7  0x00007f67a9ff6236 in c10d::NCCLComm::create(int, int, ncclUniqueId, signed char, ncclConfig_v22700&) () from "
+    "/usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so",
+]
+
+
+@pytest.mark.parametrize("dump, line, pid", [
+    (GDB_IN_ABORT, 1, None),
+    (GDB_THREAD_IN_ABORT, 2, 23530),
+    (LLDB_IN_ABORT, 2, None),
+])
+def test_a_thread_inside_nccls_teardown_is_a_hang_in_the_abort(engine, dump, line, pid):
+    d = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line, d.initiator.pid) == ("nccl-abort-hang", True, line, pid)
+    assert "hang" in d.headline and "teardown" in d.headline
+    assert "look for that failure too" in d.evidence_for[0]
+
+
+def test_nccls_idle_helper_threads_alone_say_the_main_thread_is_not_shown(engine):
+    d = engine.analyze_text("\n".join(PROXY_THREADS)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line) == ("collective-timeout", True, 13)
+    assert d.confidence <= 0.2
+    assert d.headline == "only NCCL's helper threads are dumped, idle: the main thread is not shown"
+    assert [c.argv[:2] for c in d.verify] == [("rg", "-n")]
+
+
+def test_a_thread_in_communicator_set_up_waits_for_its_peers_and_is_no_crash_in_nccl(engine):
+    # Its frames in libnccl are those of a live process gdb interrupted (SIGINT), not of a crash.
+    d = engine.analyze_text("\n".join(CUDA_GDB_IN_INIT)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line) == ("collective-timeout", True, 4)
+    assert d.headline == "the dumped process waits in pncclCommInitRankConfig"
+
+
+def test_a_gdb_frame_in_libnccl_beside_the_crash_signal_is_still_the_nccl_crash(engine):
+    # gdb's stop line for a core (its form in pastes: "Program terminated with signal SIGSEGV, Segmentation fault.")
+    # above NCCL 2.4.2's frames (NVIDIA/nccl#191).
+    paste = ["Program terminated with signal SIGSEGV, Segmentation fault.",
+             "    #0 0x00007fdba8a61838 in transportDestroyProxy (comm=comm@entry=0x5604b2781850) from "
+             "/opt/anaconda3/envs/dlipy2/lib/python2.7/site-packages/torch/lib/../../../../libnccl.so.2"]
+    assert engine.analyze_text("\n".join(paste)).diagnoses[0].id == "nccl-library-segfault"
+
+
+def test_a_thread_of_the_process_that_is_not_its_main_one_and_not_in_nccl_is_passed_over(engine):
+    # Thread 9 in poll() with its NCCL frame cut: a thread of the process that is neither its main one nor in NCCL.
+    other = PROXY_THREADS[11:14]
+    assert other[0].startswith("Thread 9 ") and "ncclProxyService" not in "".join(other)
+    # Beside a main thread waiting for its peers it is no process "elsewhere" that they wait for.
+    d = engine.analyze_text("\n".join([*CUDA_GDB_IN_INIT, "", *other])).diagnoses[0]
+    assert (d.initiator.line, d.headline) == (4, "the dumped process waits in pncclCommInitRankConfig")
+    assert engine.analyze_text("\n".join(other)).diagnoses == ()

@@ -10,7 +10,8 @@ and one line per frame, innermost first: `    all_reduce (torch/distributed/dist
 whose outermost frame is not threading's bootstrap is the main one. A main thread whose innermost Python frames are a
 collective of torch.distributed (or DeepSpeed's, vLLM's, SGLang's wrappers) waits for its peers; one that is
 elsewhere is the rank they wait for, and processes waiting in different collectives took different code paths.
-Nothing in a dump failed, so each reading is a lead.
+Native dumps (gdb, lldb; nativeframes.py reads them) add what Python frames cannot show: a thread inside NCCL's
+communicator teardown, which never returns when the abort hangs. Nothing in a dump failed, so each reading is a lead.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from firstfault.commands import fill, own_inputs
 from firstfault.context import message_start
 from firstfault.diagnosis import Diagnosis, clip, lead_without_failure
 from firstfault.matcher import Event, ScanResult
-from firstfault.model import Reference
+from firstfault.model import Command, Reference
+from firstfault.nativeframes import BACKGROUND, COLLECTIVE as IN_COLLECTIVE, GPU_WAIT, INIT, TEARDOWN, classify, \
+    native_thread
 
 HANG = "collective-timeout"
 MISMATCH = "mismatched-collectives"
+ABORT_HANG = "nccl-abort-hang"
 PYSPY, FAULTHANDLER = "pyspy-main-thread", "faulthandler-thread"  # the patterns of a dumped thread's header
-COLLECTIVE, FRAME, CALLER, PID, ENTRY = "collective", "frame", "caller", "pid", "entry"
-GPU_WAIT = "synchronize"  # torch.cuda's: the process waits for its GPU (a kernel that does not finish)
+GDB, LLDB = "gdb-frame-zero", "lldb-frame-zero"  # a native thread's innermost frame
+COLLECTIVE, FRAME, CALLER, PID, ENTRY, PHASE = "collective", "frame", "caller", "pid", "entry", "phase"
 # A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
 _FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*$")
 # faulthandler's frame, after whatever a launcher put in front of the line: '  File "path", line N in function'.
@@ -55,11 +59,6 @@ _COLLECTIVES = frozenset({
     "_store_based_barrier", "all_to_all", "all_to_all_single", "reduce", "gather", "gather_object", "scatter",
     "scatter_object_list", "inference_all_reduce", "allreduce", "allgather",
 })
-# NCCL's own entry points, as `py-spy dump --native` shows them where a paste holds only the native frames.
-_NCCL_CALLS = frozenset({
-    "ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclBcast", "ncclReduce", "ncclAlltoAll",
-    "ncclSend", "ncclRecv", "ncclGroupEnd",
-})
 
 
 @attrs.frozen
@@ -70,6 +69,7 @@ class Dump:
     caller: str  # the first frame outside the distributed packages: where the code called the collective ("" if cut)
     pid: str
     entry: str  # its outermost frame of its own: processes of one program (the ranks) share it
+    phase: str  # what its native frames show it doing (nativeframes.py), or ""
 
     def name(self) -> str:
         if self.pid:
@@ -86,10 +86,14 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         faulthandler = e.pattern.id == FAULTHANDLER
         frames = (_fault_frames if faulthandler else _pyspy_frames)(lines, at + 1)
         python = [f for f in frames if ".py" in f[1]]
+        native = classify([f[0] for f in frames]) if frames else None
+        if native and native.phase == TEARDOWN:
+            return {COLLECTIVE: "", FRAME: native.chain, CALLER: "", ENTRY: "", PHASE: TEARDOWN,
+                    PID: _pid(lines, at, e.captures.get("tid", ""))}
         if not python:
-            # Only native frames (the paste stops above the Python ones): a thread inside NCCL's call still says where.
-            if nccl := next((f for f in frames if f[0] in _NCCL_CALLS), None):
-                return {COLLECTIVE: nccl[0], FRAME: _where(frames[0]), CALLER: "", ENTRY: "",
+            # Only native frames (`py-spy dump --native` cut above the Python ones): a thread in NCCL still says where.
+            if native and native.phase in (IN_COLLECTIVE, INIT):
+                return {COLLECTIVE: native.call, FRAME: _where(frames[0]), CALLER: "", ENTRY: "", PHASE: native.phase,
                         PID: _pid(lines, at, e.captures.get("tid", ""))}
             return None
         if faulthandler and _THREAD_START.search(python[-1][1]):
@@ -103,11 +107,21 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
                                    or (function == GPU_WAIT and _CUDA_SYNC.search(file))):
                 collective = function
         own = [f for f in python if not _BOOTSTRAP.search(f[1])]
-        return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller,
+        return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller, PHASE: "",
                 ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
+
+    def native(e: Event) -> dict[str, str] | None:
+        thread = native_thread(lines, e.line - first)
+        # Of a process's other threads only those in NCCL say anything (a data loader's, autograd's do not).
+        if thread is None or not (thread.main or thread.phase):
+            return None
+        call = thread.call if thread.phase in (IN_COLLECTIVE, INIT) else GPU_WAIT if thread.phase == GPU_WAIT else ""
+        return {COLLECTIVE: call, FRAME: thread.chain, CALLER: "", ENTRY: "", PID: thread.pid, PHASE: thread.phase}
 
     scan.add_captures(PYSPY, stand)
     scan.add_captures(FAULTHANDLER, stand)
+    scan.add_captures(GDB, native)
+    scan.add_captures(LLDB, native)
 
 
 def _distributed(file: str) -> bool:
@@ -151,26 +165,33 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
     """Nothing in the input failed, but stack dumps show processes waiting in a collective: the one that is
     elsewhere, processes in different collectives, or (all in one) the collective and the processes still to dump."""
     dumps = [Dump(e, e.captures[COLLECTIVE], e.captures[FRAME], e.captures[CALLER], e.captures[PID],
-                  e.captures[ENTRY]) for e in events if e.pattern.id in (PYSPY, FAULTHANDLER) and FRAME in e.captures]
-    waiting = [d for d in dumps if d.collective]
-    if not waiting or HANG not in references:
+                  e.captures[ENTRY], e.captures[PHASE]) for e in events
+             if e.pattern.id in (PYSPY, FAULTHANDLER, GDB, LLDB) and FRAME in e.captures]
+    if HANG not in references:
         return None
+    hang = references[HANG]
+    if (teardown := [d for d in dumps if d.phase == TEARDOWN]) and ABORT_HANG in references:
+        return _abort_lead(references[ABORT_HANG], teardown)
+    helpers = [d for d in dumps if d.phase == BACKGROUND]
+    dumps = [d for d in dumps if d.phase not in (BACKGROUND, TEARDOWN)]
+    waiting = [d for d in dumps if d.collective]
+    if not waiting:
+        return _helpers_lead(hang, helpers) if helpers and not dumps else None
     # Only a peer of the waiting processes can be the one they wait for: a server, a controller or a data loader
     # idling in its own loop is not.
     entries = {d.entry for d in waiting}
     elsewhere = [d for d in dumps if not d.collective and d.entry in entries]
     calls = Counter(d.collective for d in waiting if d.collective != GPU_WAIT)
     who = _names(waiting)
-    hang = references[HANG]
     if elsewhere:
         odd = elsewhere[0]
-        return _lead(hang, hang, [odd, *waiting], (
+        return _lead(hang, _commands(hang, odd), [odd, *waiting], (
             f"waiting in a collective: {_calls(waiting)}; {_names(elsewhere)} "
             f"{'is' if len(elsewhere) == 1 else 'are'} elsewhere, the main thread at {odd.frame}: it never reached "
             "the collective, so the others wait for it",),
             f"{odd.name()} is not in the collective the others wait in: it is at {clip(odd.frame, 120)}")
     if len(calls) > 1 and MISMATCH in references:
-        return _lead(references[MISMATCH], hang, waiting, (
+        return _lead(references[MISMATCH], _commands(hang, waiting[0]), waiting, (
             f"the processes wait in different collectives ({_calls(waiting)}): each waits in one the others never "
             "enter, so they took different code paths",),
             f"the processes wait in different collectives: {', '.join(calls)}")
@@ -179,7 +200,8 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
         found = (f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU ({GPU_WAIT}{_from(one, ', from ')}): a "
                  "kernel that does not finish, most often a collective's waiting for a peer that never joined it, or a "
                  "GPU that stopped; dump the other ranks, and check the GPUs (nvidia-smi, dmesg for Xid)",)
-        return _lead(hang, hang, waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
+        return _lead(hang, _commands(hang, waiting[0]), waiting, found,
+                     f"{who} wait{'s' if len(waiting) == 1 else ''} for the GPU")
     if len(waiting) == 1:
         found = (f"{who} waits in {one.collective}{_from(one, ', called from ')}: it is waiting for a peer, not "
                  "failing itself; dump every rank: the one whose main thread is elsewhere is the one it waits for",)
@@ -187,18 +209,44 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
         found = (f"every dumped process waits ({_calls(waiting)}): none of them is the one missing; dump the ranks "
                  "not shown here, and if all are in it, the collective itself is stuck (the network, a GPU): "
                  "NCCL_DEBUG=INFO and the Flight Recorder show which",)
-    return _lead(hang, hang, waiting, found, f"{who} wait{'s' if len(waiting) == 1 else ''} in {one.collective}")
+    return _lead(hang, _commands(hang, waiting[0]), waiting, found,
+                 f"{who} wait{'s' if len(waiting) == 1 else ''} in {one.collective}")
 
 
-def _lead(reference: Reference, hang: Reference, dumps: list[Dump], found: tuple[str, ...],
-          headline: str) -> Diagnosis:
-    """A possible cause at the first dump given; its command lines up every main thread (the hang reference's, written
-    for dumps, whichever reference the lead names)."""
+def _abort_lead(abort: Reference, teardown: list[Dump]) -> Diagnosis:
+    """A thread inside NCCL's communicator teardown: the process hangs in the abort (or destroy) itself."""
+    first = teardown[0]
+    found = (f"{_names(teardown)} {'is' if len(teardown) == 1 else 'are'} inside NCCL's communicator teardown "
+             f"({clip(first.frame, 160)}): the abort or destroy never returns. It waits for NCCL's own threads and, in "
+             "recent NCCL versions, for every rank of the node that shares the communicator; a peer that died or never "
+             "aborts, or an NCCL abort bug, keeps it there. The abort is the response to something earlier (an error, a "
+             "timeout, the end of the run): look for that failure too",)
+    return _lead(abort, [c for c in abort.verify if not c.when], teardown, found,
+                 f"{_names(teardown)} hang{'s' if len(teardown) == 1 else ''} in NCCL's communicator teardown "
+                 f"(in {clip(first.frame.rsplit(' <- ', 1)[-1], 100)})", confidence=0.4)
+
+
+def _helpers_lead(hang: Reference, helpers: list[Dump]) -> Diagnosis:
+    """Only NCCL's own helper threads dumped: the process holds communicators, and its main thread is not shown."""
+    found = (f"the dumped threads are NCCL's and c10d's helper threads ({'; '.join(d.frame for d in helpers[:2])}), "
+             "idle as in any job that holds a communicator: the dump does not show where the main thread stands; dump "
+             "thread 1 (gdb: thread apply all bt) or run py-spy dump --native on every rank",)
+    return _lead(hang, _commands(hang, helpers[0]), helpers, found,
+                 "only NCCL's helper threads are dumped, idle: the main thread is not shown", confidence=0.2)
+
+
+def _commands(hang: Reference, dump: Dump) -> list[Command]:
+    """The hang reference's commands written for the kind of dump given (they line up every thread's frames)."""
+    return [c for c in hang.verify if dump.event.pattern.id in c.when]
+
+
+def _lead(reference: Reference, commands: list[Command], dumps: list[Dump], found: tuple[str, ...],
+          headline: str, confidence: float = 0.35) -> Diagnosis:
+    """A possible cause at the first dump given."""
     d = lead_without_failure(reference, [x.event for x in dumps], found,
-                             "stack dumps show where each process stands, not that anything failed", confidence=0.35)
+                             "stack dumps show where each process stands, not that anything failed", confidence)
     pid = int(dumps[0].pid) if dumps[0].pid else None
-    header = dumps[0].event.pattern.id
-    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in hang.verify if header in c.when)
+    verify = tuple(fill(c, {}, own_inputs(d.initiator.path)) for c in commands)
     return attrs.evolve(d, headline=headline, initiator=attrs.evolve(d.initiator, pid=pid), verify=verify)
 
 
