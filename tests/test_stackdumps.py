@@ -247,11 +247,11 @@ def test_a_thread_inside_nccls_teardown_is_a_hang_in_the_abort(engine, dump, lin
     assert "look for that failure too" in d.evidence_for[0]
 
 
-def test_nccls_idle_helper_threads_alone_say_the_main_thread_is_not_shown(engine):
+def test_idle_helper_threads_alone_say_the_main_thread_is_not_shown(engine):
     d = engine.analyze_text("\n".join(PROXY_THREADS)).diagnoses[0]
     assert (d.id, d.possible, d.initiator.line) == ("collective-timeout", True, 13)
     assert d.confidence <= 0.2
-    assert d.headline == "only NCCL's helper threads are dumped, idle: the main thread is not shown"
+    assert d.headline == "only helper threads are dumped, idle: the main thread is not shown"
     assert [c.argv[:2] for c in d.verify] == [("rg", "-n")]
 
 
@@ -279,3 +279,53 @@ def test_a_thread_of_the_process_that_is_not_its_main_one_and_not_in_nccl_is_pas
     d = engine.analyze_text("\n".join([*CUDA_GDB_IN_INIT, "", *other])).diagnoses[0]
     assert (d.initiator.line, d.headline) == (4, "the dumped process waits in pncclCommInitRankConfig")
     assert engine.analyze_text("\n".join(other)).diagnoses == ()
+
+
+# More native dumps from dev-split threads: Horovod's background thread as coordinator in MPI's gather, its frames'
+# libraries wrapped onto the next lines (horovod/horovod#1182); a Horovod thread blocked in a kernel launch
+# (horovod/horovod#2944); the CUDA driver's own thread, named by gdb, and a PMIx event loop of a hung TensorRT-LLM
+# rank (NVIDIA/TensorRT-LLM#2560).
+HOROVOD_IN_GATHER = [
+    "Thread 2 (Thread 0x7fe9be0b1700 (LWP 442)):",
+    "#0  0x00007fe934790bce in mca_btl_smcuda_component_progress ()",
+    "   from /usr/local/openmpi/lib/openmpi/mca_btl_smcuda.so",
+    "#1  0x00007fe93edd3dac in opal_progress ()",
+    "   from /usr/local/openmpi/lib/libopen-pal.so.40",
+    "#2  0x00007fe934152a85 in mca_pml_ob1_recv ()",
+    "   from /usr/local/openmpi/lib/openmpi/mca_pml_ob1.so",
+    "#3  0x00007fe93f41b8ff in ompi_coll_base_gather_intra_basic_linear ()",
+    "   from /usr/local/openmpi/lib/libmpi.so.40",
+    "#4  0x00007fe93f3e518d in PMPI_Gather ()",
+    "   from /usr/local/openmpi/lib/libmpi.so.40",
+]
+IN_LAUNCH = [
+    "Thread 204 (Thread 0x7f00d3e5e700 (LWP 6483)):",
+    "#0  0x00007f01da356de2 in pthread_cond_timedwait@@GLIBC_2.3.2 () from /usr/lib64/libpthread.so.0",
+    "#1  0x00007f00e53edaa7 in ?? () from /usr/local/nvidia/cpu_lib/libcuda.so.1",
+    "#2  0x00007f00e55994f4 in ?? () from /usr/local/nvidia/cpu_lib/libcuda.so.1",
+    "#3  0x00007f00e54674f3 in cuLaunchKernel () from /usr/local/nvidia/cpu_lib/libcuda.so.1",
+]
+DRIVER_AND_PMIX_THREADS = [
+    'Thread 4 (Thread 0x7fd09a759000 (LWP 3913167) "cuda00006000019"):',
+    "#0  0x00007fd0b01abac1 in poll () from /lib64/libc.so.6",
+    "#1  0x00007fd0b2867e4f in ?? () from /lib64/libcuda.so.1",
+    "#2  0x00007fd0b293b12f in ?? () from /lib64/libcuda.so.1",
+    "#3  0x00007fd0b28640f3 in ?? () from /lib64/libcuda.so.1",
+    "#4  0x00007fd0b0d861ca in start_thread () from /lib64/libpthread.so.0",
+    "#5  0x00007fd0b00b28d3 in clone () from /lib64/libc.so.6",
+    "",
+    'Thread 3 (Thread 0x7fd0a658a000 (LWP 3913159) "executor_server"):',
+    "#0  0x00007fd0b01b8307 in epoll_wait () from /lib64/libc.so.6",
+    "#1  0x00007fd0aebcf509 in ?? () from /lib64/libevent_core-2.1.so.6",
+    "#2  0x00007fd0aebc51e8 in event_base_loop () from /lib64/libevent_core-2.1.so.6",
+]
+
+
+@pytest.mark.parametrize("dump, headline", [
+    (HOROVOD_IN_GATHER, "the dumped process waits in PMPI_Gather"),
+    (IN_LAUNCH, "the dumped process waits for the GPU"),
+    (DRIVER_AND_PMIX_THREADS, "only helper threads are dumped, idle: the main thread is not shown"),
+])
+def test_other_threads_in_a_collective_a_launch_or_the_drivers_own_are_read_too(engine, dump, headline):
+    d = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line, d.headline) == ("collective-timeout", True, 2, headline)

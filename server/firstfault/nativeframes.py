@@ -35,10 +35,18 @@ _PHASES = (
     # Communicator set-up waits until every rank of the communicator has joined (bootstrap's all-gather).
     (INIT, re.compile(r"\bp?ncclCommInit\w*|\bp?ncclCommSplit\b|\bNCCLComm::create\b|\binitNCCLComm\b"
                       r"|\bbootstrap(?:Init|AllGather|Barrier)\b")),
+    # NCCL's collectives and MPI's (Horovod's background thread runs its coordination in MPI_Gather/MPI_Bcast).
     (COLLECTIVE, re.compile(r"\bp?nccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Bcast|Reduce|AlltoAll|Send|Recv"
-                            r"|GroupEnd|GroupEndInternal|LaunchKernel|EnqueueCheck)\b")),
-    (GPU_WAIT, re.compile(r"\bcu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize\b")),
+                            r"|GroupEnd|GroupEndInternal|LaunchKernel|EnqueueCheck)\b"
+                            r"|\bP?MPI_(?:Allreduce|Allgather|Allgatherv|Gather|Gatherv|Bcast|Barrier|Alltoall|Alltoallv"
+                            r"|Reduce|Reduce_scatter|Scatter|Wait|Waitall|Recv|Send)\b")),
+    # A stream or device synchronisation waits for the GPU's kernels; so does a launch once the launch queue is full.
+    (GPU_WAIT, re.compile(r"\bcu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize\b|\bcu(?:da)?LaunchKernel\b")),
 )
+# The names the CUDA driver, NCCL and PyTorch give their own threads (gdb and lldb show them): helpers, idle in any
+# healthy job ("cuda-EvtHandlr", "cuda00006000019"; NCCL's "NCCL Progress 3", "NCCL Service 0"; "pt_nccl_watchdg",
+# "pt_nccl_heartbt", "pt_autograd_0").
+_HELPER_NAMES = re.compile(r"^(?:cuda-EvtHandlr|cuda\d{8,}|NCCL |pt_nccl_|pt_autograd_)")
 # "#3  0x00007f539f454740 in ncclProxyGetPostedOps (...) at proxy.cc:713", "#4  ncclProxyProgress (...) at proxy.cc:868"
 _GDB_FRAME = re.compile(r"#(?P<n>\d+)  ?(?:0x[0-9a-fA-F]+ in )?(?P<text>\S.*)")
 # "frame #1: 0x00007fb08faef142 libstdc++.so.6`std::__atomic_futex_unsigned_base::_M_futex_wait_until_steady(...)"
@@ -46,8 +54,8 @@ _LLDB_FRAME = re.compile(r"^\s*(?:\*\s*)?frame #(?P<n>\d+): 0x[0-9a-fA-F]+ (?:[^
 # The header above a thread's frames: gdb's "Thread 1 (Thread 0x7feb810ff640 (LWP 23530) "python"):", "Thread 1 (process
 # 4242):", the stop line 'Thread 1 "python" received signal SIGINT, Interrupt.', lldb's "* thread #1, name = 'python'".
 _GDB_THREAD = re.compile(r"^\s*\[?(?:Switching to )?[Tt]hread (?P<thread>\d+) (?:\((?:Thread 0x[0-9a-fA-F]+ "
-                         r"\(LWP (?P<lwp>\d+)\)|process (?P<pid>\d+))|\"[^\"]*\" received signal)")
-_LLDB_THREAD = re.compile(r"^\s*(?:\*\s*)?thread #(?P<thread>\d+)\b")
+                         r"\(LWP (?P<lwp>\d+)\)(?: \"(?P<name>[^\"]*)\")?|process (?P<pid>\d+))|\"[^\"]*\" received signal)")
+_LLDB_THREAD = re.compile(r"^\s*(?:\*\s*)?thread #(?P<thread>\d+)\b(?:.*?, name = '(?P<name>[^']*)')?")
 _NCCL_API = re.compile(r"p?nccl[A-Z]")
 _NAME = re.compile(r"[\w:~<>.$@-]+|\?\?")  # a frame's function name, before its arguments
 
@@ -72,7 +80,9 @@ def native_thread(lines: list[str], at: int) -> Thread | None:
     frames = _lldb_frames(lines, at) if lldb else _gdb_frames(lines, at)
     if not frames:
         return None
-    thread, pid = _header(lines, at)
+    thread, pid, name = _header(lines, at)
+    if _HELPER_NAMES.match(name):
+        return Thread(BACKGROUND, name, _chain(frames[:1]), thread, pid)
     return classify(frames, thread, pid)
 
 
@@ -116,16 +126,16 @@ def _lldb_frames(lines: list[str], at: int) -> list[str]:
     return frames
 
 
-def _header(lines: list[str], at: int) -> tuple[int | None, str]:
-    """The thread number and process id from the header just above the frames (gdb may print the stop location and
-    its prompt between them)."""
+def _header(lines: list[str], at: int) -> tuple[int | None, str, str]:
+    """The thread number, process id and thread name from the header just above the frames (gdb may print the stop
+    location and its prompt between them)."""
     for back in range(at - 1, max(-1, at - 4), -1):
         if m := _GDB_THREAD.match(_message(lines[back])) or _LLDB_THREAD.match(_message(lines[back])):
             thread = int(m["thread"])
             groups = m.groupdict()
             pid = groups.get("pid") or (groups.get("lwp") if thread == 1 else None) or ""
-            return thread, pid
-    return None, ""
+            return thread, pid, groups.get("name") or ""
+    return None, "", ""
 
 
 def _message(line: str) -> str:

@@ -227,12 +227,13 @@ def _abort_lead(abort: Reference, teardown: list[Dump]) -> Diagnosis:
 
 
 def _helpers_lead(hang: Reference, helpers: list[Dump]) -> Diagnosis:
-    """Only NCCL's own helper threads dumped: the process holds communicators, and its main thread is not shown."""
-    found = (f"the dumped threads are NCCL's and c10d's helper threads ({'; '.join(d.frame for d in helpers[:2])}), "
-             "idle as in any job that holds a communicator: the dump does not show where the main thread stands; dump "
-             "thread 1 (gdb: thread apply all bt) or run py-spy dump --native on every rank",)
+    """Only helper threads dumped (NCCL's, the CUDA driver's, PyTorch's): the main thread is not shown."""
+    found = (f"the dumped threads are helper threads that NCCL, the CUDA driver or PyTorch start "
+             f"({'; '.join(d.frame for d in helpers[:2])}), idle as in any job on GPUs: the dump does not show where "
+             "the main thread stands; dump thread 1 (gdb: thread apply all bt) or run py-spy dump --native on every "
+             "rank",)
     return _lead(hang, _commands(hang, helpers[0]), helpers, found,
-                 "only NCCL's helper threads are dumped, idle: the main thread is not shown", confidence=0.2)
+                 "only helper threads are dumped, idle: the main thread is not shown", confidence=0.2)
 
 
 def _commands(hang: Reference, dump: Dump) -> list[Command]:
