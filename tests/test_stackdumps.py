@@ -329,3 +329,24 @@ DRIVER_AND_PMIX_THREADS = [
 def test_other_threads_in_a_collective_a_launch_or_the_drivers_own_are_read_too(engine, dump, headline):
     d = engine.analyze_text("\n".join(dump)).diagnoses[0]
     assert (d.id, d.possible, d.initiator.line, d.headline) == ("collective-timeout", True, 2, headline)
+
+
+def test_a_pyspy_thread_besides_the_main_one_inside_ncclcommabort_is_the_abort_hang(engine):
+    # NVIDIA/nccl#992 as pasted: `py-spy dump --native` of the thread a trainer's error handler aborts from (NCCL 2.18.1).
+    dump = [
+        'Thread 3438296 (idle): "Thread-41"',
+        "    0x155555277197 (libc.so.6)",
+        "    0x15555527c6a4 (libc.so.6)",
+        "    commFree (init.cc:180)",
+        "    commCleanup (init.cc:1731)",
+        "    commReclaim (init.cc:1862)",
+        "    ncclCommAbort (init.cc:1931)",
+        "    c10d::NCCLComm::ncclCommAbort (libtorch_cuda.so)",
+        "    c10d::abortCommsFromMap (libtorch_cuda.so)",
+        "    c10d::ProcessGroupNCCL::abort (libtorch_cuda.so)",
+    ]
+    d = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (d.id, d.possible, d.initiator.line) == ("nccl-abort-hang", True, 1)
+    assert d.headline.endswith("teardown (in c10d::ProcessGroupNCCL::abort)")
+    # The same thread's Python frames alone (no --native) say nothing.
+    assert engine.analyze_text("\n".join([dump[0], "    run (threading.py:975)"])).diagnoses == ()

@@ -33,6 +33,7 @@ HANG = "collective-timeout"
 MISMATCH = "mismatched-collectives"
 ABORT_HANG = "nccl-abort-hang"
 PYSPY, FAULTHANDLER = "pyspy-main-thread", "faulthandler-thread"  # the patterns of a dumped thread's header
+PYSPY_OTHER = "pyspy-other-thread"  # py-spy's header of a thread that is not the main one
 GDB, LLDB = "gdb-frame-zero", "lldb-frame-zero"  # a native thread's innermost frame
 COLLECTIVE, FRAME, CALLER, PID, ENTRY, PHASE = "collective", "frame", "caller", "pid", "entry", "phase"
 # A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
@@ -110,6 +111,15 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller, PHASE: "",
                 ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
 
+    def other(e: Event) -> dict[str, str] | None:
+        """A py-spy thread besides the main one: only its native frames inside NCCL say anything."""
+        frames = _pyspy_frames(lines, e.line - first + 1)
+        thread = classify([f[0] for f in frames]) if frames else None
+        if thread is None or thread.phase not in (TEARDOWN, IN_COLLECTIVE, INIT):
+            return None
+        return {COLLECTIVE: "" if thread.phase == TEARDOWN else thread.call, FRAME: thread.chain, CALLER: "", ENTRY: "",
+                PID: "", PHASE: thread.phase}
+
     def native(e: Event) -> dict[str, str] | None:
         thread = native_thread(lines, e.line - first)
         # Of a process's other threads only those in NCCL say anything (a data loader's, autograd's do not).
@@ -119,6 +129,7 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         return {COLLECTIVE: call, FRAME: thread.chain, CALLER: "", ENTRY: "", PID: thread.pid, PHASE: thread.phase}
 
     scan.add_captures(PYSPY, stand)
+    scan.add_captures(PYSPY_OTHER, other)
     scan.add_captures(FAULTHANDLER, stand)
     scan.add_captures(GDB, native)
     scan.add_captures(LLDB, native)
@@ -166,7 +177,7 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
     elsewhere, processes in different collectives, or (all in one) the collective and the processes still to dump."""
     dumps = [Dump(e, e.captures[COLLECTIVE], e.captures[FRAME], e.captures[CALLER], e.captures[PID],
                   e.captures[ENTRY], e.captures[PHASE]) for e in events
-             if e.pattern.id in (PYSPY, FAULTHANDLER, GDB, LLDB) and FRAME in e.captures]
+             if e.pattern.id in (PYSPY, PYSPY_OTHER, FAULTHANDLER, GDB, LLDB) and FRAME in e.captures]
     if HANG not in references:
         return None
     hang = references[HANG]
