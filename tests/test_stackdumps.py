@@ -306,6 +306,13 @@ IN_LAUNCH = [
     "#3  0x00007f00e54674f3 in cuLaunchKernel () from /usr/local/nvidia/cpu_lib/libcuda.so.1",
 ]
 DRIVER_AND_PMIX_THREADS = [
+    # the tail of a thread whose header and first frames the paste cut: which thread it is, is not known
+    "#7  0x00007fd0b2a9e42b in ?? () from /lib64/libcuda.so.1",
+    "#8  0x00007fd0b293b184 in ?? () from /lib64/libcuda.so.1",
+    "#9  0x00007fd0b28640f3 in ?? () from /lib64/libcuda.so.1",
+    "#10 0x00007fd0b0d861ca in start_thread () from /lib64/libpthread.so.0",
+    "#11 0x00007fd0b00b28d3 in clone () from /lib64/libc.so.6",
+    "",
     'Thread 4 (Thread 0x7fd09a759000 (LWP 3913167) "cuda00006000019"):',
     "#0  0x00007fd0b01abac1 in poll () from /lib64/libc.so.6",
     "#1  0x00007fd0b2867e4f in ?? () from /lib64/libcuda.so.1",
@@ -321,14 +328,14 @@ DRIVER_AND_PMIX_THREADS = [
 ]
 
 
-@pytest.mark.parametrize("dump, headline", [
-    (HOROVOD_IN_GATHER, "the dumped process waits in PMPI_Gather"),
-    (IN_LAUNCH, "the dumped process waits for the GPU"),
-    (DRIVER_AND_PMIX_THREADS, "only helper threads are dumped, idle: the main thread is not shown"),
+@pytest.mark.parametrize("dump, line, headline", [
+    (HOROVOD_IN_GATHER, 2, "the dumped process waits in PMPI_Gather"),
+    (IN_LAUNCH, 2, "the dumped process waits for the GPU"),
+    (DRIVER_AND_PMIX_THREADS, 8, "only helper threads are dumped, idle: the main thread is not shown"),
 ])
-def test_other_threads_in_a_collective_a_launch_or_the_drivers_own_are_read_too(engine, dump, headline):
+def test_other_threads_in_a_collective_a_launch_or_the_drivers_own_are_read_too(engine, dump, line, headline):
     d = engine.analyze_text("\n".join(dump)).diagnoses[0]
-    assert (d.id, d.possible, d.initiator.line, d.headline) == ("collective-timeout", True, 2, headline)
+    assert (d.id, d.possible, d.initiator.line, d.headline) == ("collective-timeout", True, line, headline)
 
 
 def test_a_pyspy_thread_besides_the_main_one_inside_ncclcommabort_is_the_abort_hang(engine):
@@ -350,3 +357,20 @@ def test_a_pyspy_thread_besides_the_main_one_inside_ncclcommabort_is_the_abort_h
     assert d.headline.endswith("teardown (in c10d::ProcessGroupNCCL::abort)")
     # The same thread's Python frames alone (no --native) say nothing.
     assert engine.analyze_text("\n".join([dump[0], "    run (threading.py:975)"])).diagnoses == ()
+
+
+def test_a_backtrace_pasted_from_a_later_frame_is_read_from_its_first_frame_and_once(engine):
+    # cybertronai/transformer-xl#10: a DDP rank's bt pasted from frame #8, inside .item()'s copy to the host.
+    dump = [
+        "#8  0x00007f5178571f92 in cuMemcpyDtoHAsync_v2 () from /usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "#9  0x00007f517d0984bf in ?? ()",
+        "   from /home/ubuntu/anaconda3/envs/pytorch_p36/lib/python3.6/site-packages/torch/lib/libcudart-f7fdd8d7.so.9.0",
+        "#10 0x00007f517d075573 in ?? ()",
+        "   from /home/ubuntu/anaconda3/envs/pytorch_p36/lib/python3.6/site-packages/torch/lib/libcudart-f7fdd8d7.so.9.0",
+        "#11 0x00007f517d0aed86 in cudaMemcpyAsync ()",
+    ]
+    d = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.headline) == ("collective-timeout", 1, "the dumped process waits for the GPU")
+    # Frames inside a thread's list are not threads of their own: one process hangs, not three.
+    d = engine.analyze_text("\n".join(GDB_IN_ABORT)).diagnoses[0]
+    assert d.headline == "the dumped process hangs in NCCL's communicator teardown (in ncclCommAbort)"

@@ -40,8 +40,10 @@ _PHASES = (
                             r"|GroupEnd|GroupEndInternal|LaunchKernel|EnqueueCheck)\b"
                             r"|\bP?MPI_(?:Allreduce|Allgather|Allgatherv|Gather|Gatherv|Bcast|Barrier|Alltoall|Alltoallv"
                             r"|Reduce|Reduce_scatter|Scatter|Wait|Waitall|Recv|Send)\b")),
-    # A stream or device synchronisation waits for the GPU's kernels; so does a launch once the launch queue is full.
-    (GPU_WAIT, re.compile(r"\bcu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize\b|\bcu(?:da)?LaunchKernel\b")),
+    # A stream or device synchronisation waits for the GPU's kernels; so does a launch once the launch queue is full,
+    # and a copy to the host (.item(), .cpu(): at::native::_local_scalar_dense_cuda) behind the kernels before it.
+    (GPU_WAIT, re.compile(r"\bcu(?:da)?(?:Stream|Device|Event|Ctx)Synchronize\b|\bcu(?:da)?LaunchKernel\b"
+                          r"|\bcu(?:da)?Memcpy\w*")),
 )
 # The names the CUDA driver, NCCL and PyTorch give their own threads (gdb and lldb show them): helpers, idle in any
 # healthy job ("cuda-EvtHandlr", "cuda00006000019"; NCCL's "NCCL Progress 3", "NCCL Service 0"; "pt_nccl_watchdg",
@@ -67,23 +69,33 @@ class Thread:
     chain: str  # the innermost frames that say it, "pthread_join <- commReclaim <- ncclCommAbort"
     thread: int | None  # the debugger's thread number, where a header names it
     pid: str  # the process id where the header gives it (the main thread's LWP)
+    bare: bool = False  # a backtrace without thread headers anywhere in the paste (`bt`): one thread, the one stopped
 
     @property
     def main(self) -> bool:
-        """The process's main thread, or a bare backtrace (one thread, of which nothing else is known)."""
-        return self.thread in (None, 1)
+        """The process's main thread, or the thread of a bare backtrace. Frames without a header in a dump that has
+        headers are a thread whose header the paste cut: which thread is not known."""
+        return self.thread == 1 or (self.thread is None and self.bare)
 
 
-def native_thread(lines: list[str], at: int) -> Thread | None:
-    """The thread whose innermost frame (#0) is lines[at], from its frames and the header a few lines above."""
+def has_thread_headers(lines: list[str]) -> bool:
+    return any(_GDB_THREAD.match(_message(line)) or _LLDB_THREAD.match(_message(line)) for line in lines)
+
+
+def native_thread(lines: list[str], at: int, bare: bool) -> Thread | None:
+    """The thread whose first frame shown is lines[at] (its innermost, #0, or the first a paste kept), from its frames
+    and the header a few lines above; None for a frame inside a thread's list. `bare`: no thread headers in `lines`."""
     lldb = _LLDB_FRAME.match(_message(lines[at])) is not None
+    if not lldb and at > 0 and (_GDB_FRAME.match(_message(lines[at - 1]).strip())
+                                or _message(lines[at - 1])[:1].isspace() and lines[at - 1].strip()):
+        return None
     frames = _lldb_frames(lines, at) if lldb else _gdb_frames(lines, at)
     if not frames:
         return None
     thread, pid, name = _header(lines, at)
     if _HELPER_NAMES.match(name):
         return Thread(BACKGROUND, name, _chain(frames[:1]), thread, pid)
-    return classify(frames, thread, pid)
+    return attrs.evolve(classify(frames, thread, pid), bare=bare)
 
 
 def classify(functions: list[str], thread: int | None = None, pid: str = "") -> Thread:
@@ -100,15 +112,16 @@ def classify(functions: list[str], thread: int | None = None, pid: str = "") -> 
 
 def _gdb_frames(lines: list[str], at: int) -> list[str]:
     frames: list[str] = []
+    start = int(m["n"]) if (m := _GDB_FRAME.match(_message(lines[at]).strip())) else 0
     for i in range(at, min(len(lines), at + 300)):
         line = _message(lines[i])
         stripped = line.strip()
         m = _GDB_FRAME.match(stripped)
-        if m and int(m["n"]) == len(frames):
+        if m and int(m["n"]) == start + len(frames):
             frames.append(m["text"])
         elif frames and stripped and not m and line[:1].isspace():
             frames[-1] += " " + stripped  # arguments gdb wrapped onto the next line
-        elif not (frames and stripped and not m and _next_frame(lines, i + 1, len(frames))):
+        elif not (frames and stripped and not m and _next_frame(lines, i + 1, start + len(frames))):
             break  # else a source line gdb printed under the frame
     return frames
 

@@ -27,14 +27,14 @@ from firstfault.diagnosis import Diagnosis, clip, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Command, Reference
 from firstfault.nativeframes import BACKGROUND, COLLECTIVE as IN_COLLECTIVE, GPU_WAIT, INIT, TEARDOWN, classify, \
-    native_thread
+    has_thread_headers, native_thread
 
 HANG = "collective-timeout"
 MISMATCH = "mismatched-collectives"
 ABORT_HANG = "nccl-abort-hang"
 PYSPY, FAULTHANDLER = "pyspy-main-thread", "faulthandler-thread"  # the patterns of a dumped thread's header
 PYSPY_OTHER = "pyspy-other-thread"  # py-spy's header of a thread that is not the main one
-GDB, LLDB = "gdb-frame-zero", "lldb-frame-zero"  # a native thread's innermost frame
+GDB, LLDB = "gdb-first-frame", "lldb-frame-zero"  # the first frame a paste shows of a native thread
 COLLECTIVE, FRAME, CALLER, PID, ENTRY, PHASE = "collective", "frame", "caller", "pid", "entry", "phase"
 # A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
 _FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*$")
@@ -120,8 +120,12 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         return {COLLECTIVE: "" if thread.phase == TEARDOWN else thread.call, FRAME: thread.chain, CALLER: "", ENTRY: "",
                 PID: "", PHASE: thread.phase}
 
+    headers: list[bool] = []  # whether the paste has thread headers, read once and only for a native dump
+
     def native(e: Event) -> dict[str, str] | None:
-        thread = native_thread(lines, e.line - first)
+        if not headers:
+            headers.append(has_thread_headers(lines))
+        thread = native_thread(lines, e.line - first, bare=not headers[0])
         # Of a process's other threads only those in NCCL say anything (a data loader's, autograd's do not).
         if thread is None or not (thread.main or thread.phase):
             return None
