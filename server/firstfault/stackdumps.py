@@ -26,8 +26,8 @@ from firstfault.context import message_start
 from firstfault.diagnosis import Diagnosis, clip, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Command, Reference
-from firstfault.nativeframes import BACKGROUND, COLLECTIVE as IN_COLLECTIVE, GPU_WAIT, INIT, TEARDOWN, classify, \
-    has_thread_headers, native_thread
+from firstfault.nativeframes import BACKGROUND, COLLECTIVE as IN_COLLECTIVE, GPU_WAIT, INIT, TEARDOWN, Thread, \
+    classify, has_thread_headers, native_thread
 
 HANG = "collective-timeout"
 MISMATCH = "mismatched-collectives"
@@ -89,13 +89,11 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         python = [f for f in frames if ".py" in f[1]]
         native = classify([f[0] for f in frames]) if frames else None
         if native and native.phase == TEARDOWN:
-            return {COLLECTIVE: "", FRAME: native.chain, CALLER: "", ENTRY: "", PHASE: TEARDOWN,
-                    PID: _pid(lines, at, e.captures.get("tid", ""))}
+            return _native_captures(native, _pid(lines, at, e.captures.get("tid", "")))
         if not python:
             # Only native frames (`py-spy dump --native` cut above the Python ones): a thread in NCCL still says where.
             if native and native.phase in (IN_COLLECTIVE, INIT):
-                return {COLLECTIVE: native.call, FRAME: _where(frames[0]), CALLER: "", ENTRY: "", PHASE: native.phase,
-                        PID: _pid(lines, at, e.captures.get("tid", ""))}
+                return _native_captures(native, _pid(lines, at, e.captures.get("tid", "")), _where(frames[0]))
             return None
         if faulthandler and _THREAD_START.search(python[-1][1]):
             return None
@@ -117,8 +115,7 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         thread = classify([f[0] for f in frames]) if frames else None
         if thread is None or thread.phase not in (TEARDOWN, IN_COLLECTIVE, INIT):
             return None
-        return {COLLECTIVE: "" if thread.phase == TEARDOWN else thread.call, FRAME: thread.chain, CALLER: "", ENTRY: "",
-                PID: "", PHASE: thread.phase}
+        return _native_captures(thread, "")
 
     headers: list[bool] = []  # whether the paste has thread headers, read once and only for a native dump
 
@@ -129,14 +126,19 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         # Of a process's other threads only those in NCCL say anything (a data loader's, autograd's do not).
         if thread is None or not (thread.main or thread.phase):
             return None
-        call = thread.call if thread.phase in (IN_COLLECTIVE, INIT) else GPU_WAIT if thread.phase == GPU_WAIT else ""
-        return {COLLECTIVE: call, FRAME: thread.chain, CALLER: "", ENTRY: "", PID: thread.pid, PHASE: thread.phase}
+        return _native_captures(thread, thread.pid)
 
     scan.add_captures(PYSPY, stand)
     scan.add_captures(PYSPY_OTHER, other)
     scan.add_captures(FAULTHANDLER, stand)
     scan.add_captures(GDB, native)
     scan.add_captures(LLDB, native)
+
+
+def _native_captures(thread: Thread, pid: str, frame: str = "") -> dict[str, str]:
+    """Where a thread stands by its native frames: the call it waits in (a collective, set-up, the GPU), its frames."""
+    call = thread.call if thread.phase in (IN_COLLECTIVE, INIT) else GPU_WAIT if thread.phase == GPU_WAIT else ""
+    return {COLLECTIVE: call, FRAME: frame or thread.chain, CALLER: "", ENTRY: "", PID: pid, PHASE: thread.phase}
 
 
 def _distributed(file: str) -> bool:
