@@ -374,3 +374,27 @@ def test_a_backtrace_pasted_from_a_later_frame_is_read_from_its_first_frame_and_
     # Frames inside a thread's list are not threads of their own: one process hangs, not three.
     d = engine.analyze_text("\n".join(GDB_IN_ABORT)).diagnoses[0]
     assert d.headline == "the dumped process hangs in NCCL's communicator teardown (in ncclCommAbort)"
+
+
+def test_a_thread_blocked_in_the_kernel_launch_of_ncclgroupend_names_the_launch_blocking_deadlock(engine):
+    # NVIDIA/nccl#750 as pasted (trailing spaces as posted, the libcuda frames shortened to two): a DDP rank's main
+    # thread inside cudaLaunchKernel under ncclGroupEnd with CUDA_LAUNCH_BLOCKING=1; NCCL's maintainer explained the
+    # deadlock. Without the launch frame the same stack is only a wait in the collective.
+    dump = [
+        "#0  0x00007fec9b630c50 in ?? () from lib/libcuda.so.1",
+        "#1  0x00007fec9b49dcf7 in ?? () from lib/libcuda.so.1",
+        "#2  0x00007fec9ae67f06 in cudaLaunchKernel () from /lib/libcudart.so.11.4.108",
+        "#3  0x00007fecdf7d6cf9 in ncclStrongStreamLaunchKernel(ncclCudaGraph, ncclStrongStream*, void*, dim3, dim3, "
+        "void**, unsigned long) ()",
+        "#4  0x00007fecdf7a56c8 in ncclLaunchKernel(ncclComm*, ncclKernelPlan*) () ",
+        "#5  0x00007fecdf7c494d in ncclGroupEndInternal() () ",
+        "#6  0x00007fecdf7c5301 in ncclGroupEnd () from ",
+    ]
+    d = engine.analyze_text("\n".join(dump)).diagnoses[0]
+    assert (d.id, d.headline) == ("collective-timeout", "the dumped process waits in ncclGroupEnd")
+    assert d.evidence_for[0].startswith("the dumped process waits in ncclGroupEnd at cudaLaunchKernel <- ")
+    assert "CUDA_LAUNCH_BLOCKING=1" in d.evidence_for[-1]
+    renumbered = [dump[0], dump[1], *(f"#{n}{line[2:]}" for n, line in enumerate(dump[3:], start=2))]
+    d = engine.analyze_text("\n".join(renumbered)).diagnoses[0]
+    assert d.headline == "the dumped process waits in ncclGroupEnd"
+    assert not any("CUDA_LAUNCH_BLOCKING" in e for e in d.evidence_for)

@@ -59,6 +59,7 @@ _GDB_THREAD = re.compile(r"^\s*\[?(?:Switching to )?[Tt]hread (?P<thread>\d+) (?
                          r"\(LWP (?P<lwp>\d+)\)(?: \"(?P<name>[^\"]*)\")?|process (?P<pid>\d+))|\"[^\"]*\" received signal)")
 _LLDB_THREAD = re.compile(r"^\s*(?:\*\s*)?thread #(?P<thread>\d+)\b(?:.*?, name = '(?P<name>[^']*)')?")
 _NCCL_API = re.compile(r"p?nccl[A-Z]")
+_LAUNCH = re.compile(r"\bcu(?:da)?LaunchKernel\b")
 _NAME = re.compile(r"[\w:~<>.$@-]+|\?\?")  # a frame's function name, before its arguments
 
 
@@ -70,6 +71,7 @@ class Thread:
     thread: int | None  # the debugger's thread number, where a header names it
     pid: str  # the process id where the header gives it (the main thread's LWP)
     bare: bool = False  # a backtrace without thread headers anywhere in the paste (`bt`): one thread, the one stopped
+    in_launch: bool = False  # in a collective, blocked inside the CUDA kernel launch NCCL makes
 
     @property
     def main(self) -> bool:
@@ -106,7 +108,8 @@ def classify(functions: list[str], thread: int | None = None, pid: str = "") -> 
         found = [(depth, m.group(0)) for depth, text in enumerate(functions) if (m := names.search(text))]
         if found:
             call = next((name for _, name in reversed(found) if _NCCL_API.match(name)), found[-1][1])
-            return Thread(phase, call, _chain(functions[:found[-1][0] + 1]), thread, pid)
+            launch = phase == COLLECTIVE and any(_LAUNCH.search(f) for f in functions[:found[0][0]])
+            return Thread(phase, call, _chain(functions[:found[-1][0] + 1]), thread, pid, in_launch=launch)
     return Thread("", _name(functions[0]), _chain(functions[:1]), thread, pid)
 
 
@@ -162,8 +165,9 @@ def _name(text: str) -> str:
 
 
 def _chain(frames: list[str]) -> str:
-    """The frames up to the one that decided, innermost first, at most four (the first two and the last two)."""
-    names = [_name(f) for f in frames]
+    """The frames up to the one that decided, innermost first, at most four (the first two and the last two); frames
+    without a symbol ("??") say nothing."""
+    names = [n for n in map(_name, frames) if n != "??"] or ["??"]
     if len(names) > 4:
         names = [*names[:2], "...", *names[-2:]]
     return " <- ".join(names)

@@ -36,6 +36,7 @@ PYSPY, FAULTHANDLER = "pyspy-main-thread", "faulthandler-thread"  # the patterns
 PYSPY_OTHER = "pyspy-other-thread"  # py-spy's header of a thread that is not the main one
 GDB, LLDB = "gdb-first-frame", "lldb-frame-zero"  # the first frame a paste shows of a native thread
 COLLECTIVE, FRAME, CALLER, PID, ENTRY, PHASE = "collective", "frame", "caller", "pid", "entry", "phase"
+LAUNCH = "in_launch"  # set where the thread is blocked inside the kernel launch of NCCL's collective
 # A frame: "    name (file:line)"; native frames have no line ("    pthread_cond_wait (libc.so.6)").
 _FRAME = re.compile(r"^\s{2,}(?P<function>\S.*?) \((?P<file>[^()\s]*)(?::(?P<line>\d+))?\)\s*$")
 # faulthandler's frame, after whatever a launcher put in front of the line: '  File "path", line N in function'.
@@ -71,6 +72,7 @@ class Dump:
     pid: str
     entry: str  # its outermost frame of its own: processes of one program (the ranks) share it
     phase: str  # what its native frames show it doing (nativeframes.py), or ""
+    in_launch: bool = False
 
     def name(self) -> str:
         if self.pid:
@@ -138,7 +140,8 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
 def _native_captures(thread: Thread, pid: str, frame: str = "") -> dict[str, str]:
     """Where a thread stands by its native frames: the call it waits in (a collective, set-up, the GPU), its frames."""
     call = thread.call if thread.phase in (IN_COLLECTIVE, INIT) else GPU_WAIT if thread.phase == GPU_WAIT else ""
-    return {COLLECTIVE: call, FRAME: frame or thread.chain, CALLER: "", ENTRY: "", PID: pid, PHASE: thread.phase}
+    return {COLLECTIVE: call, FRAME: frame or thread.chain, CALLER: "", ENTRY: "", PID: pid, PHASE: thread.phase,
+            **({LAUNCH: "yes"} if thread.in_launch else {})}
 
 
 def _distributed(file: str) -> bool:
@@ -182,7 +185,7 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
     """Nothing in the input failed, but stack dumps show processes waiting in a collective: the one that is
     elsewhere, processes in different collectives, or (all in one) the collective and the processes still to dump."""
     dumps = [Dump(e, e.captures[COLLECTIVE], e.captures[FRAME], e.captures[CALLER], e.captures[PID],
-                  e.captures[ENTRY], e.captures[PHASE]) for e in events
+                  e.captures[ENTRY], e.captures[PHASE], LAUNCH in e.captures) for e in events
              if e.pattern.id in (PYSPY, PYSPY_OTHER, FAULTHANDLER, GDB, LLDB) and FRAME in e.captures]
     if HANG not in references:
         return None
@@ -226,6 +229,11 @@ def dumps_verdict(references: dict[str, Reference], events: list[Event]) -> Diag
         found = (f"every dumped process waits ({_calls(waiting)}): none of them is the one missing; dump the ranks "
                  "not shown here, and if all are in it, the collective itself is stuck (the network, a GPU): "
                  "NCCL_DEBUG=INFO and the Flight Recorder show which",)
+    if any(d.in_launch for d in waiting):
+        # NVIDIA/nccl#750: since 2.13 NCCL hands the network work to its proxy thread after the launch returns.
+        found += ("a thread is blocked inside the CUDA kernel launch of NCCL's collective: with CUDA_LAUNCH_BLOCKING=1 "
+                  "set, NCCL 2.13 and later deadlock there (the kernel waits for network work NCCL gives its proxy "
+                  "thread only once the launch returns); unset it",)
     return _lead(hang, _commands(hang, waiting[0]), waiting, found,
                  f"{who} wait{'s' if len(waiting) == 1 else ''} in {one.collective}")
 
