@@ -61,6 +61,7 @@ _LLDB_THREAD = re.compile(r"^\s*(?:\*\s*)?thread #(?P<thread>\d+)\b(?:.*?, name 
 _NCCL_API = re.compile(r"p?nccl[A-Z]")
 _LAUNCH = re.compile(r"\bcu(?:da)?LaunchKernel\b")
 _NAME = re.compile(r"[\w:~<>.$@-]+|\?\?")  # a frame's function name, before its arguments
+_MAX_FRAMES = 300  # lines read below a thread's first frame (deep C++ stacks run to a hundred frames and more)
 
 
 @attrs.frozen
@@ -116,7 +117,7 @@ def classify(functions: list[str], thread: int | None = None, pid: str = "") -> 
 def _gdb_frames(lines: list[str], at: int) -> list[str]:
     frames: list[str] = []
     start = int(m["n"]) if (m := _GDB_FRAME.match(_message(lines[at]).strip())) else 0
-    for i in range(at, min(len(lines), at + 300)):
+    for i in range(at, min(len(lines), at + _MAX_FRAMES)):
         line = _message(lines[i])
         stripped = line.strip()
         m = _GDB_FRAME.match(stripped)
@@ -135,7 +136,7 @@ def _next_frame(lines: list[str], at: int, n: int) -> bool:
 
 def _lldb_frames(lines: list[str], at: int) -> list[str]:
     frames: list[str] = []
-    for line in lines[at:at + 200]:
+    for line in lines[at:at + _MAX_FRAMES]:
         if not (m := _LLDB_FRAME.match(_message(line))) or int(m["n"]) != len(frames):
             break
         frames.append(m["text"])

@@ -90,12 +90,13 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         frames = (_fault_frames if faulthandler else _pyspy_frames)(lines, at + 1)
         python = [f for f in frames if ".py" in f[1]]
         native = classify([f[0] for f in frames]) if frames else None
+        pid = _pid(lines, at, e.captures.get("tid", ""))
         if native and native.phase == TEARDOWN:
-            return _native_captures(native, _pid(lines, at, e.captures.get("tid", "")))
+            return _native_captures(native, pid)
         if not python:
             # Only native frames (`py-spy dump --native` cut above the Python ones): a thread in NCCL still says where.
             if native and native.phase in (IN_COLLECTIVE, INIT):
-                return _native_captures(native, _pid(lines, at, e.captures.get("tid", "")), _where(frames[0]))
+                return _native_captures(native, pid, _where(frames[0]))
             return None
         if faulthandler and _THREAD_START.search(python[-1][1]):
             return None
@@ -109,7 +110,7 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
                 collective = function
         own = [f for f in python if not _BOOTSTRAP.search(f[1])]
         return {COLLECTIVE: collective, FRAME: _where(python[0]), CALLER: caller, PHASE: "",
-                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: _pid(lines, at, e.captures.get("tid", ""))}
+                ENTRY: f"{own[-1][0]} ({own[-1][1]})" if own else "", PID: pid}
 
     def other(e: Event) -> dict[str, str] | None:
         """A py-spy thread besides the main one: only its native frames inside NCCL say anything."""
@@ -125,7 +126,8 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
         if not headers:
             headers.append(has_thread_headers(lines))
         thread = native_thread(lines, e.line - first, bare=not headers[0])
-        # Of a process's other threads only those in NCCL say anything (a data loader's, autograd's do not).
+        # Of a process's other threads only those its frames place say anything (in NCCL or MPI, waiting for the GPU, a
+        # library's helper); a data loader's or autograd's own work does not.
         if thread is None or not (thread.main or thread.phase):
             return None
         return _native_captures(thread, thread.pid)
