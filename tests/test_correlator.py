@@ -954,3 +954,16 @@ GLOO_TIMEOUT_THEN_CLOSED = [
 ], ids=["timeout-first", "closed-first"])
 def test_a_connection_closed_after_a_timeout_in_the_same_log_is_that_timeouts_consequence(engine, paste, verdict):
     assert engine.analyze_text("\n".join(paste)).diagnoses[0].id == verdict
+
+
+def test_collateral_printed_before_the_first_failure_is_not_called_later(engine):
+    # A failed cudaMalloc, then the illegal access it led to (NVIDIA/multi-gpu-programming-models#14): the device fault
+    # outranks the OOM by precedence, and the report must not say the OOM line came after it.
+    text = ('ERROR: CUDA RT call "cudaMalloc(&a_new, nx * ny * sizeof(real))" in line 378 of file jacobi.cpp failed '
+            'with out of memory (2).\n'
+            'ERROR: CUDA RT call "cudaDeviceSynchronize()" in line 385 of file jacobi.cpp failed with an illegal '
+            'memory access was encountered (700).\n')
+    d = engine.analyze_text(text, "paste.log").diagnoses[0]
+    assert d.id == "illegal-memory-access" and d.initiator.line == 2
+    assert any("1 line(s), 1 of them printed before it, are explained as its collateral" in e for e in d.evidence_for)
+    assert not any("later line(s)" in e for e in d.evidence_for)

@@ -497,8 +497,14 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         # block names it a few lines down).
         collateral_events = [e for e in collateral_events if id(e) not in same_report]
     if collateral_events and initiator is not None:
-        evidence_for.append(f"{len(collateral_events)} later line(s) are explained as its "
-                            f"collateral ({', '.join(_titles(explained)) or 'teardown'})")
+        # Precedence, not order, makes a line collateral: say so where some were printed before the first failure
+        # (a silent rank's stand-in line, the launcher's report or its last words, says nothing about order).
+        before = 0 if silent_rank is not None else sum(
+            1 for e in collateral_events if e.path == initiator.path and initiator.line is not None
+            and e.line < initiator.line)
+        which = (f"{len(collateral_events)} line(s), {before} of them printed before it," if before else
+                 f"{len(collateral_events)} {'other' if silent_rank is not None else 'later'} line(s)")
+        evidence_for.append(f"{which} are explained as its collateral ({', '.join(_titles(explained)) or 'teardown'})")
         confidence += 0.15
     evidence_for.extend(_root_cause_remark(events, initiator))
     for e in top.events:
