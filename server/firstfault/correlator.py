@@ -497,13 +497,17 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         # block names it a few lines down).
         collateral_events = [e for e in collateral_events if id(e) not in same_report]
     if collateral_events and initiator is not None:
-        # Precedence, not order, makes a line collateral: say so where some were printed before the first failure
-        # (a silent rank's stand-in line, the launcher's report or its last words, says nothing about order).
-        before = 0 if silent_rank is not None else sum(
-            1 for e in collateral_events if e.path == initiator.path and initiator.line is not None
-            and e.line < initiator.line)
-        which = (f"{len(collateral_events)} line(s), {before} of them printed before it," if before else
-                 f"{len(collateral_events)} {'other' if silent_rank is not None else 'later'} line(s)")
+        # Precedence, not order, makes a line collateral: say so where some were printed before the first failure.
+        # A silent rank's stand-in line (its last words, or the launcher's report) says nothing about order.
+        count = len(collateral_events)
+        before = sum(1 for e in collateral_events if e.path == initiator.path and initiator.line is not None
+                     and e.line < initiator.line)
+        if silent_rank is not None:
+            which = f"{count} other line(s)"
+        elif before:
+            which = f"{count} line(s), {before} of them printed before it,"
+        else:
+            which = f"{count} later line(s)"
         evidence_for.append(f"{which} are explained as its collateral ({', '.join(_titles(explained)) or 'teardown'})")
         confidence += 0.15
     evidence_for.extend(_root_cause_remark(events, initiator))
