@@ -11,6 +11,10 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("(VllmWorker rank=0 pid=2480291) Traceback (most recent call last):", Source(rank=0, pid=2480291)),
     ("(VllmWorker TP1 pid=22110) ERROR 11-14 22:48:02 [multiproc_executor.py:596] File", Source(rank=1, pid=22110)),
     ("[2025-01-24 04:52:54 TP1] Scheduler hit an exception: Traceback (most recent call last):", Source(rank=1)),
+    # SGLang with data and expert parallelism: the DP and EP tags around the TP rank (sgl-project/sglang#6624, #9582)
+    ("[2025-05-26 07:48:17 DP1 TP2] Scheduler hit an exception: Traceback (most recent call last):", Source(rank=2)),
+    ("[2025-08-24 20:28:03 DP0 TP0 EP0] TpModelWorkerClient hit an exception: Traceback (most recent call last):",
+     Source(rank=0)),
     ("[1,3]<stderr>:RuntimeError: boom", Source(rank=3)),
     # TensorRT-LLM's logger (ai-dynamo/dynamo#4299), SkyPilot's node prefix (skypilot-org/skypilot#3217), OLMo's
     # logger (allenai/OLMo#552)
@@ -57,7 +61,7 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("(MegatronPolicyWorker[rank=0] pid=4182) [f676f732498b:4182 :0:4182] Caught signal 11 (Segmentation fault: "
      "address not mapped to object at address 0x3121dc10)", Source(rank=0, pid=4182)),
     ("plain line", Source()),
-], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "openmpi-tag", "trtllm-rank", "skypilot-rank",
+], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "sglang-dp-tp", "sglang-dp-tp-ep", "openmpi-tag", "trtllm-rank", "skypilot-rank",
         "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl", "nccl-timestamped",
         "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",

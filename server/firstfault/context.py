@@ -87,8 +87,10 @@ _PREFIXES = (
     (re.compile(r"\[rank: (\d+)\]"), "rank", "[rank: "),
     # HugeCTR's logger: "[HUGECTR][08:46:21][WARNING][RANK0]: " (3.x), "[HCTR][14:56:35.473][ERROR][RK0][main]: " (4.x).
     (re.compile(r"\[(?:HCTR|HUGECTR)\]\[[\d:.]+\]\[[A-Z]+\]\[(?:RK|RANK)(\d+)\]"), "rank", "CTR]["),
-    # SGLang's scheduler processes: "[2025-01-24 04:52:54 TP1]" (tensor-parallel rank only, no DP/PP tag).
-    (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?TP(\d+)\]"), "rank", "TP"),
+    # SGLang's scheduler processes name their parallel ranks after the time (scheduler.py's logger prefix: DP, then PP,
+    # TP, EP, each only where that size is above one): "[2025-01-24 04:52:54 TP1]", "[... DP1 TP2]", "[... TP0 EP0]".
+    # The TP rank is the scheduler's rank in its world; under pipeline parallelism only the first stage's is.
+    (re.compile(r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?(?:DP\d+ )?(?:PP0 )?TP(\d+)(?: EP\d+)?\]"), "rank", "TP"),
     # TensorRT-LLM's Python logger: "[11/17/2025-14:46:33] [TRT-LLM] [RANK 0] [E] ...".
     (re.compile(r"\[TRT-LLM\] \[RANK (\d+)\]"), "rank", "[RANK "),
     # SkyPilot's multi-node task output: "(head, rank=0, pid=21170) ...", "(worker1, rank=1, pid=20075, ip=...) ...".
