@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 
 import attrs
 
@@ -120,12 +121,11 @@ def read_dumps(lines: list[str], first: int, scan: ScanResult) -> None:
             return None
         return _native_captures(thread, "")
 
-    headers: list[bool] = []  # whether the paste has thread headers, read once and only for a native dump
+    # Whether the paste is a bare backtrace (no thread headers anywhere): read once, and only for a native dump.
+    bare = cache(lambda: not has_thread_headers(lines))
 
     def native(e: Event) -> dict[str, str] | None:
-        if not headers:
-            headers.append(has_thread_headers(lines))
-        thread = native_thread(lines, e.line - first, bare=not headers[0])
+        thread = native_thread(lines, e.line - first, bare=bare())
         # Of a process's other threads only those its frames place say anything (in NCCL or MPI, waiting for the GPU, a
         # library's helper); a data loader's or autograd's own work does not.
         if thread is None or not (thread.main or thread.phase):
