@@ -44,8 +44,9 @@ CUT_TRACEBACK = [
 
 @pytest.mark.parametrize("lines, line, text", [
     (NCCL_CALLOC, 1, "Failed to CUDA calloc 10485760 bytes"),
-    (["srun: error: Unable to allocate resources: Requested node configuration is not available"], 1,
-     "Requested node configuration"),
+    # A site's submit filter refusing the job in its own words (outerloop-science/outerloop#176, as pasted)
+    (["sbatch: error: *** Error partition 'h200_courant' is not valid for this job",
+      "sbatch: error: *** Error: CPU job setup is not valid"], 1, "is not valid for this job"),
     (["terminate called after throwing an instance of 'c10::Error'"], 1, "c10::Error"),
     # The shell's line for a child that died on a signal (jbwang1997/OBBDetection#178; PaddlePaddle/ERNIE#375, as
     # pasted)
@@ -62,10 +63,6 @@ CUT_TRACEBACK = [
     (["free(): invalid pointer", "", "Process finished with exit code 134 (interrupted by signal 6: SIGABRT)"], 1,
      "free(): invalid pointer"),
     (["Process finished with exit code 1"], 1, "exit code 1"),
-    # Slurm refusing the submission (facebookresearch/mae#119, as pasted)
-    (["sbatch: unrecognized option '--gpus-per-node=8'",
-      "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"], 2,
-     "Unable to contact slurm controller"),
     # A logger's error level after its timestamp (ray-project/ray#30333)
     (["2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete: [TorchTrainer_96bfe_00000]"], 1,
      "Trials did not complete"),
@@ -76,6 +73,19 @@ def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, l
     assert (top.id, top.initiator.line) == (UNRECOGNISED, line)
     assert text in top.initiator.text and report.failed
     assert top.next_checks and not top.undetermined and top.confidence <= 0.3
+
+
+@pytest.mark.parametrize("lines, line", [
+    # facebookresearch/mae#119, rcgsheffield/sheffield_hpc#1042, microsoft/nnfusion#520 (as pasted)
+    (["sbatch: unrecognized option '--gpus-per-node=8'",
+      "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"], 2),
+    (["srun: error: Unable to allocate resources: Requested node configuration is not available"], 1),
+    (["srun: error: invalid partition specified: AE",
+      "srun: error: Unable to allocate resources: Invalid partition name specified"], 1),
+])
+def test_slurm_not_accepting_the_job_is_named_not_left_unrecognised(engine, lines, line):
+    top = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (top.id, top.initiator.line) == ("slurm-submission-rejected", line)
 
 
 def test_hydras_wrapper_leaves_the_verdict_to_the_exception_below_it(engine):
