@@ -88,6 +88,32 @@ def test_slurm_not_accepting_the_job_is_named_not_left_unrecognised(engine, line
     assert (top.id, top.initiator.line) == ("slurm-submission-rejected", line)
 
 
+# Ray's report of an actor whose constructor raised, as logged: vllm-project/vllm#22677 (the paste ends at the
+# caret lines under it), blshao84/ray-deploy-repro's README (the constructor's traceback below it)
+RAY_CREATION_TASK = [
+    "(DPEngineCoreActor pid=3551736) Exception raised in creation task: The actor died because of an error raised in "
+    "its creation task, ray::DPEngineCoreActor.init() (pid=3551736, ip=10.0.2.109, "
+    "actor_id=7b9995853ad2be757c1825e501000000, repr=<vllm.v1.engine.core.DPEngineCoreActor object at 0x7f916f5331a0>)",
+    "(DPEngineCoreActor pid=3551736)            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+]
+RAY_CREATION_TASK_RAISED = [
+    "2021-12-13 18:12:33,052 ERROR worker.py:431 -- Exception raised in creation task: The actor died because of an "
+    "error raised in its creation task, ray::SERVE_REPLICA::Api#qNWYOu:RayServeWrappedReplica.__init__ (pid=94370, "
+    "ip=127.0.0.1)",
+    '  File "/Users/baolins/.conda/envs/smoketest/lib/python3.8/site-packages/ray/serve/replica.py", line 48, in '
+    "__init__",
+    "    deployment_def = cloudpickle.loads(serialized_deployment_def)",
+    "ModuleNotFoundError: No module named 'foo'",
+]
+
+
+def test_an_actor_whose_constructor_raised_is_a_failure_and_its_exception_says_why(engine):
+    alone = engine.analyze_text("\n".join(RAY_CREATION_TASK)).diagnoses[0]
+    assert (alone.id, alone.initiator.line) == (UNRECOGNISED, 1)
+    raised = engine.analyze_text("\n".join(RAY_CREATION_TASK_RAISED)).diagnoses[0]
+    assert raised.id != UNRECOGNISED and raised.initiator.line == 4
+
+
 def test_hydras_wrapper_leaves_the_verdict_to_the_exception_below_it(engine):
     # Hydra's line and the traceback's head from xichenpan/ARLDM#19, an exception line from THUDM/GLM#173 below them
     lines = ["Error executing job with overrides: []", "Traceback (most recent call last):",
