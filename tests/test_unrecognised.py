@@ -100,10 +100,16 @@ RAY_CREATION_TASK_RAISED = [
     "2021-12-13 18:12:33,052 ERROR worker.py:431 -- Exception raised in creation task: The actor died because of an "
     "error raised in its creation task, ray::SERVE_REPLICA::Api#qNWYOu:RayServeWrappedReplica.__init__ (pid=94370, "
     "ip=127.0.0.1)",
+    '  File "/Users/baolins/.conda/envs/smoketest/lib/python3.8/concurrent/futures/_base.py", line 432, in result',
+    "    return self.__get_result()",
+    '  File "/Users/baolins/.conda/envs/smoketest/lib/python3.8/concurrent/futures/_base.py", line 388, in '
+    "__get_result",
+    "    raise self._exception",
     '  File "/Users/baolins/.conda/envs/smoketest/lib/python3.8/site-packages/ray/serve/replica.py", line 48, in '
     "__init__",
     "    deployment_def = cloudpickle.loads(serialized_deployment_def)",
     "ModuleNotFoundError: No module named 'foo'",
+    ":actor_name:Api",
 ]
 
 
@@ -111,7 +117,7 @@ def test_an_actor_whose_constructor_raised_is_a_failure_and_its_exception_says_w
     alone = engine.analyze_text("\n".join(RAY_CREATION_TASK)).diagnoses[0]
     assert (alone.id, alone.initiator.line) == (UNRECOGNISED, 1)
     raised = engine.analyze_text("\n".join(RAY_CREATION_TASK_RAISED)).diagnoses[0]
-    assert raised.id != UNRECOGNISED and raised.initiator.line == 4
+    assert raised.id != UNRECOGNISED and raised.initiator.line == 8
 
 
 def test_hydras_wrapper_leaves_the_verdict_to_the_exception_below_it(engine):
