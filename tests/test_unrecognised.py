@@ -66,6 +66,15 @@ CUT_TRACEBACK = [
     # A logger's error level after its timestamp (ray-project/ray#30333)
     (["2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete: [TorchTrainer_96bfe_00000]"], 1,
      "Trials did not complete"),
+    # TensorRT-LLM's check throwing, repeated by the executor's logger, its native stack below (NVIDIA/TensorRT-LLM#5389,
+    # the paste's first lines)
+    (["[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [I] [Autotuner]: Autotuning process ends",
+      "[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: [TensorRT-LLM][ERROR] "
+      "Assertion failed: Error occurred when running GEMM! (/src/tensorrt_llm/cpp/tensorrt_llm/kernels/trtllmGenKernels/"
+      "batchedGemm/KernelRunner.cpp:180)",
+      "1       0x7fac7ac778fd tensorrt_llm::common::throwRuntimeError(char const*, int, char const*) + 97",
+      "2       0x7fac7ac7f699 /usr/local/lib/python3.12/dist-packages/tensorrt_llm/libs/libtensorrt_llm.so(+0x1d5e699) "
+      "[0x7fac7ac7f699]"], 2, "Assertion failed: Error occurred when running GEMM!"),
 ])
 def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, lines, line, text):
     report = engine.analyze_text("\n".join(lines))
@@ -607,6 +616,16 @@ def test_a_paste_only_catch_all_yields_to_a_specific_reading_of_its_line(engine)
     report = engine.analyze_text(line)
     assert report.diagnoses[0].id == "ib-gpu-memory-registration-failed"
     assert [e.pattern.id for e in report.events if e.pattern.id == "glog-error-line-cpp"] == []
+
+
+def test_a_cuda_check_that_names_its_source_file_is_read_by_what_the_file_is(engine):
+    # FlashAttention's CHECK_CUDA prints file, line and the CUDA error, then exits; in xformers' bundled FlashAttention-3
+    # kernels on an RTX 50xx that names the cause (Haoming02/sd-webui-forge-classic#115, as pasted).
+    paste = ("CUDA error (C:/a/xformers/xformers/third_party/flash-attention/hopper\\flash_fwd_launch_template.h:188): "
+             "invalid argument\nPress any key to continue . . .")
+    report = engine.analyze_text(paste)
+    assert report.diagnoses[0].id == "flash-attn-unsupported-gpu" and report.diagnoses[0].initiator.line == 1
+    assert any("uninstall xformers" in f for f in report.diagnoses[0].fix)
 
 
 def test_an_exception_python_ignored_and_went_on_from_is_no_failure(engine):
