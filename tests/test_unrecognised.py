@@ -153,10 +153,10 @@ def test_a_lone_warn_that_ends_a_paste_is_a_possible_unrecognised_failure(engine
 
 
 def test_an_unexplained_error_line_does_not_silence_a_possible_cause_the_excerpt_ends_with(engine):
-    # git's "fatal:" (an error line no reference explains) above OpenSSH's refused connection, which alone is a
-    # possible cause (it counts for sure only beside a launcher's own ssh failure; a line that
-    # deepspeed-ssh-unreachable.toml cites from BAAI-WuDao/EVA#3 or deepspeedai/DeepSpeed#438).
-    git = "fatal: not a git repository (or any of the parent directories): .git"
+    # git's "fatal:" when a fetch cannot read its remote (git's connect.c; an error line no reference explains) above
+    # OpenSSH's refused connection, which alone is a possible cause (it counts for sure only beside a launcher's own
+    # ssh failure; a line that deepspeed-ssh-unreachable.toml cites from BAAI-WuDao/EVA#3 or deepspeedai/DeepSpeed#438).
+    git = "fatal: Could not read from remote repository."
     ssh = "ssh: connect to host 175.24.121.148 port 22: No route to host"
     top = engine.analyze_text("\n".join([git, ssh])).diagnoses[0]
     assert (top.id, top.possible, top.initiator.line) == ("deepspeed-ssh-unreachable", True, 2)
@@ -580,6 +580,17 @@ def test_an_indented_error_field_of_a_banner_is_no_error_line(engine):
     assert engine.analyze_text("\n".join(banner)).diagnoses == ()
     # At the start of a line it is an error line (text-generation-inference's launcher, from the library's examples).
     assert [d.id for d in engine.analyze_text("Error: ShardCannotStart").diagnoses] == [UNRECOGNISED]
+
+
+def test_gits_complaint_about_a_missing_repository_is_no_error_line(engine):
+    # open-mmlab/mmgeneration#206, as pasted: the training code stamps its log with the git hash, git fails, training
+    # goes on.
+    log = ["2022-01-06 23:05:39,304 - mmgen - INFO - Set random seed to 2021, deterministic: False",
+           "fatal: not a git repository (or any parent up to mount point /home/ma-user)",
+           "Stopping at filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM not set).",
+           "2022-01-06 23:08:41,239 - mmgen - INFO - FID: Adopt Inception in pytorch style"]
+    report = engine.analyze_text("\n".join(log))
+    assert report.diagnoses == () and not report.failed
 
 
 
