@@ -61,10 +61,10 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     ("(MegatronPolicyWorker[rank=0] pid=4182) [f676f732498b:4182 :0:4182] Caught signal 11 (Segmentation fault: "
      "address not mapped to object at address 0x3121dc10)", Source(rank=0, pid=4182)),
     ("plain line", Source()),
-], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "sglang-dp-tp", "sglang-dp-tp-ep", "openmpi-tag", "trtllm-rank", "skypilot-rank",
-        "olmo-rank", "tgi-rank-field", "horovod-tag",
-        "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl", "nccl-timestamped",
-        "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
+], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "sglang-dp-tp", "sglang-dp-tp-ep", "openmpi-tag",
+        "trtllm-rank", "skypilot-rank", "olmo-rank", "tgi-rank-field", "horovod-tag",
+        "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl",
+        "nccl-timestamped", "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
         "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
