@@ -723,3 +723,24 @@ def test_a_warning_whose_cpp_backtrace_ends_the_paste_ends_it(engine):
         "Setting rerun_state_machine.current_iteration to 0...",
     ]
     assert engine.analyze_text("\n".join(STORE_RETRY_WITH_BACKTRACE + going_on)).diagnoses == ()
+
+
+def test_a_go_programs_fatal_line_is_a_failure_whatever_follows_it(engine):
+    # ome-projects/ome#140, as pasted: zap's Fatal logs, prints its stack and exits; the stack's lines come after it.
+    log = ["2025-07-07T02:34:31.680Z\tINFO\tmodel-agent/main.go:175\tInitialized Prometheus metrics",
+           "2025-07-07T02:34:31.685Z\tFATAL\tmodel-agent/main.go:333\tFailed to initialize components: failed to "
+           "create scout: couldn't find shape  in the shape mapping",
+           "main.runCommand",
+           "\t/workspace/cmd/model-agent/main.go:333"]
+    top = engine.analyze_text("\n".join(log)).diagnoses[0]
+    assert (top.id, top.initiator.line) == (UNRECOGNISED, 2)
+
+
+def test_a_pytest_traceback_cut_before_its_exception_still_says_a_failure_was_printed(engine):
+    # deepspeedai/DeepSpeed#6656, the CI log's first lines: pytest's short frames ("<path>:<line>: in <function>").
+    log = ["[2024-10-23T03:04:17.778Z]     import deepspeed",
+           "[2024-10-23T03:04:17.778Z] /home/users/xxx/.local/lib/python3.10/site-packages/deepspeed/__init__.py:25: "
+           "in <module>",
+           "[2024-10-23T03:04:17.779Z]     from . import ops"]
+    report = engine.analyze_text("\n".join(log))
+    assert report.failed and report.diagnoses[0].initiator.line == 2
