@@ -28,6 +28,13 @@ FIELD_WRAPPED = [
     "multiprocessing.api:failed (exitcode: -9) local_rank: ",
     "0 (pid: 1801442) of binary: /home/lide/anaconda3/envs/bevformer/bin/python",
 ]
+# yuanzhoulvpi2017/zero_nlp#120, as pasted: DDP's refusal cut at a space, the device set that decides it (a model
+# spread over several GPUs, not a CPU module) on the next line.
+TAIL_WRAPPED = [
+    "DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-device GPU "
+    "modules or CPU modules, but got device_ids [0], output_device 0, and module ",
+    "parameters {device(type='cuda', index=0), device(type='cuda', index=1), device(type='cuda', index=2)}.",
+]
 
 
 def test_a_message_cut_at_a_space_is_read_on_its_first_line(engine):
@@ -49,6 +56,13 @@ def test_a_field_the_cut_moved_to_the_next_line_completes_the_reading(engine):
     top = engine.analyze_text("\n".join(FIELD_WRAPPED)).diagnoses[0]
     assert (top.id, top.initiator.line, top.initiator.rank) == ("host-oom-kill", 2, 0)
     assert engine.analyze_text("\n".join(FIELD_WRAPPED[:2])).diagnoses[0].initiator.rank is None
+
+
+def test_a_line_cut_before_the_end_that_decides_it_is_read_with_the_next(engine):
+    # The pattern's literal is whole on the first line; its `tail` (the device set) is what the cut moved.
+    top = engine.analyze_text("\n".join(TAIL_WRAPPED)).diagnoses[0]
+    assert (top.id, top.initiator.line) == ("model-placement-under-distributed-launch", 1)
+    assert engine.analyze_text(TAIL_WRAPPED[0]).diagnoses == ()
 
 
 def test_lines_that_were_not_cut_are_not_joined(engine):

@@ -367,7 +367,8 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     _once_per(check, at, pid, item, regex),
                                     _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item),
                                     _flag(check, at, pid, item, "paste_only"),
-                                    tuple(check.strings(item, "recovers", line_from=at))))
+                                    tuple(check.strings(item, "recovers", line_from=at)),
+                                    bool(check.string(item, "tail", line_from=at, required=False))))
     return patterns
 
 

@@ -63,6 +63,9 @@ class Pattern:
     # without pipeline parallelism after a cudaMalloc failed): their lines above it in the same input are context;
     # a failure after it still counts.
     recovers: tuple[str, ...] = ()
+    # The end of the match decides what the line says (the signature's `tail`): a paste that wrapped the line
+    # before it is read with the next line joined (wrapped.py), as a message whose literal the cut split is.
+    tail_decides: bool = False
 
 
 # Placeholders filled from the user's own inputs rather than from the log: the log's path, and for a Flight

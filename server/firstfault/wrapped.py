@@ -42,8 +42,10 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
     for n, (a, b) in enumerate(zip(lines, lines[1:])):
         if len(a.rstrip()) < MIN_WRAPPED or not b.strip():
             continue
+        # A pattern whose end decides (`tail`) with its literal on the first line: the cut may have taken that end.
+        tails = _tails_begun(matcher, a)
         for joined, left, right in _joins(a, b):
-            crossing = _crossing(matcher, joined, left)
+            crossing = _crossing(matcher, joined, left) | tails
             if first + n not in read and not crossing:
                 continue
             events = matcher.read_line(joined, first + n, scan.path, input_index, file_source)
@@ -87,6 +89,13 @@ def _crossing(matcher: Matcher, joined: str, left: int) -> set[str]:
         if start + end >= left:
             found.update(matcher.patterns[i].id for i in indices if i >= 0)
     return found
+
+
+def _tails_begun(matcher: Matcher, line: str) -> set[str]:
+    """The patterns whose end decides (Pattern.tail_decides) that have a literal on `line`: what the regex needs after
+    it is on the next line when a terminal cut the line there."""
+    return {matcher.patterns[i].id for _, indices in matcher.automaton.iter(ascii_lower(line))
+            for i in indices if i >= 0 and matcher.patterns[i].tail_decides}
 
 
 def _on_first_line(event: Event, length: int) -> Event:
