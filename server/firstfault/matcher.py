@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cached_property
 from typing import Callable, Iterable, Iterator
 
 import ahocorasick
@@ -285,6 +286,24 @@ class Matcher:
 
     def literals(self) -> list[str]:
         return sorted({lit for p in self.patterns for lit in p.literals})
+
+    @cached_property
+    def tail_automaton(self) -> ahocorasick.Automaton | None:
+        """The literals of the patterns whose end decides (Pattern.tail_decides), each to those patterns: a paste's
+        long lines are looked up in it for wrapped.py, and it holds a few literals where the main automaton holds
+        every one (a long line hits the main one many times, each hit a call back into Python)."""
+        by_literal: dict[str, tuple[Pattern, ...]] = {}
+        for pattern in self.patterns:
+            if pattern.tail_decides:
+                for literal in pattern.literals:
+                    by_literal[literal] = (*by_literal.get(literal, ()), pattern)
+        if not by_literal:
+            return None
+        automaton = ahocorasick.Automaton()
+        for literal, ids in by_literal.items():
+            automaton.add_word(literal, ids)
+        automaton.make_automaton()
+        return automaton
 
     def scan(self, chunks: Iterable[Chunk], path: str, input_index: int, file_source: Source,
              order_start: int = 0, on_chunk: Callable[[Chunk], None] | None = None,

@@ -16,6 +16,7 @@ import attrs
 
 from firstfault.context import Source
 from firstfault.matcher import Event, Matcher, ScanResult
+from firstfault.model import Pattern
 from firstfault.reader import Chunk, ascii_lower
 
 # Inputs up to this size are read for wrapped lines: a paste, a selection, a short log.
@@ -42,10 +43,11 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
     for n, (a, b) in enumerate(zip(lines, lines[1:])):
         if len(a.rstrip()) < MIN_WRAPPED or not b.strip():
             continue
-        # A pattern whose end decides (`tail`) with its literal on the first line: the cut may have taken that end.
-        tails = _tails_begun(matcher, a)
+        # A pattern whose end decides (`tail`) with its literal on the first line and no reading there: the cut may
+        # have taken that end, which the join then holds.
+        tails = [p for pid, p in _tails_begun(matcher, a).items() if (first + n, pid) not in by_line]
         for joined, left, right in _joins(a, b):
-            crossing = _crossing(matcher, joined, left) | tails
+            crossing = _crossing(matcher, joined, left) | {p.id for p in tails if p.regex.search(joined)}
             if first + n not in read and not crossing:
                 continue
             events = matcher.read_line(joined, first + n, scan.path, input_index, file_source)
@@ -91,11 +93,13 @@ def _crossing(matcher: Matcher, joined: str, left: int) -> set[str]:
     return found
 
 
-def _tails_begun(matcher: Matcher, line: str) -> set[str]:
-    """The patterns whose end decides (Pattern.tail_decides) that have a literal on `line`: what the regex needs after
-    it is on the next line when a terminal cut the line there."""
-    return {matcher.patterns[i].id for _, indices in matcher.automaton.iter(ascii_lower(line))
-            for i in indices if i >= 0 and matcher.patterns[i].tail_decides}
+def _tails_begun(matcher: Matcher, line: str) -> dict[str, Pattern]:
+    """The patterns whose end decides (Pattern.tail_decides) that have a literal on `line`, by id: what the regex needs
+    after it is on the next line when a terminal cut the line there."""
+    automaton = matcher.tail_automaton
+    if automaton is None:
+        return {}
+    return {p.id: p for _, patterns in automaton.iter(ascii_lower(line)) for p in patterns}
 
 
 def _on_first_line(event: Event, length: int) -> Event:
