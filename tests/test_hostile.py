@@ -206,3 +206,28 @@ def test_a_user_regex_that_backtracks_is_switched_off_with_a_note_and_the_scan_g
     out, _ = capsys.readouterr()
     assert code == 1 and out.startswith("FIRST FAILURE  Segmentation fault in one rank")
     assert "slow.toml:" in out and "pattern 'slow-one' took longer than" in out and "switched off" in out
+
+
+def test_a_user_regex_that_backtracks_on_a_pasted_lines_join_is_switched_off_not_raised(tmp_path):
+    """The same pattern has a `tail`, so a paste's long line that holds its literal is also tried joined with the next
+    line (wrapped.py): that try runs under the same time budget, and a pattern that runs out is switched off there
+    too instead of raising out of the analysis."""
+    from firstfault.engine import Engine
+    from firstfault.loader import load_library
+
+    def slow(source: str) -> str:
+        block = ('[[patterns]]\nid = "slow-one"\nliterals = ["Segmentation fault"]\n'
+                 "regex = 'Segmentation fault (a|aa)+$'\ntail = \"a test of the time budget\"\nrole = \"cause\"\n"
+                 'emitter = "other"\nmatch = ["Segmentation fault aa"]\nnear_miss = ["Segmentation fault"]\n\n')
+        at = source.index("[[patterns]]")
+        return source[:at] + block + source[at:]
+
+    (tmp_path / "pack").mkdir()
+    _pack(tmp_path / "pack", "slow", slow)
+    engine = Engine(load_library([tmp_path / "pack"]))
+    # The next line must say something for the two to be read joined (the run's log starts with a blank line).
+    paste = "Segmentation fault " + "a" * 30 + "!\n" + (REALRUN / "rank-segfault.log").read_text().lstrip("\n")
+    report = engine.analyze_text(paste)
+    # The pack is a copy of segfault-one-rank under another id: either names the segfault.
+    assert report.diagnoses[0].id in ("segfault-one-rank", "slow")
+    assert [m for m in engine.matcher.slow_patterns() if "'slow-one'" in m]

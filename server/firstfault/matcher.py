@@ -289,21 +289,26 @@ class Matcher:
 
     @cached_property
     def tail_automaton(self) -> ahocorasick.Automaton | None:
-        """The literals of the patterns whose end decides (Pattern.tail_decides), each to those patterns: a paste's
-        long lines are looked up in it for wrapped.py, and it holds a few literals where the main automaton holds
-        every one (a long line hits the main one many times, each hit a call back into Python)."""
-        by_literal: dict[str, tuple[Pattern, ...]] = {}
-        for pattern in self.patterns:
+        """The literals of the patterns whose end decides (Pattern.tail_decides), each to those patterns' indices: a
+        paste's long lines are looked up in it for wrapped.py, and it holds a few literals where the main automaton
+        holds every one (a long line hits the main one many times, each hit a call back into Python)."""
+        by_literal: dict[str, tuple[int, ...]] = {}
+        for index, pattern in enumerate(self.patterns):
             if pattern.tail_decides:
                 for literal in pattern.literals:
-                    by_literal[literal] = (*by_literal.get(literal, ()), pattern)
+                    by_literal[literal] = (*by_literal.get(literal, ()), index)
         if not by_literal:
             return None
         automaton = ahocorasick.Automaton()
-        for literal, ids in by_literal.items():
-            automaton.add_word(literal, ids)
+        for literal, indices in by_literal.items():
+            automaton.add_word(literal, indices)
         automaton.make_automaton()
         return automaton
+
+    def reads(self, index: int, line: str) -> bool:
+        """Whether pattern `index` matches `line` as a scan reads it: after a prefix it strips, within a user
+        pattern's time bound (one that ran out is switched off, as in a scan)."""
+        return index not in self.slow and self._search(index, line) is not None
 
     def scan(self, chunks: Iterable[Chunk], path: str, input_index: int, file_source: Source,
              order_start: int = 0, on_chunk: Callable[[Chunk], None] | None = None,

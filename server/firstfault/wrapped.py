@@ -16,7 +16,6 @@ import attrs
 
 from firstfault.context import Source
 from firstfault.matcher import Event, Matcher, ScanResult
-from firstfault.model import Pattern
 from firstfault.reader import Chunk, ascii_lower
 
 # Inputs up to this size are read for wrapped lines: a paste, a selection, a short log.
@@ -45,9 +44,9 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
             continue
         # A pattern whose end decides (`tail`) with its literal on the first line and no reading there: the cut may
         # have taken that end, which the join then holds.
-        tails = [p for pid, p in _tails_begun(matcher, a).items() if (first + n, pid) not in by_line]
+        tails = {pid: i for pid, i in _tails_begun(matcher, a).items() if (first + n, pid) not in by_line}
         for joined, left, right in _joins(a, b):
-            crossing = _crossing(matcher, joined, left) | {p.id for p in tails if p.regex.search(joined)}
+            crossing = _crossing(matcher, joined, left) | {pid for pid, i in tails.items() if matcher.reads(i, joined)}
             if first + n not in read and not crossing:
                 continue
             events = matcher.read_line(joined, first + n, scan.path, input_index, file_source)
@@ -93,13 +92,13 @@ def _crossing(matcher: Matcher, joined: str, left: int) -> set[str]:
     return found
 
 
-def _tails_begun(matcher: Matcher, line: str) -> dict[str, Pattern]:
-    """The patterns whose end decides (Pattern.tail_decides) that have a literal on `line`, by id: what the regex needs
-    after it is on the next line when a terminal cut the line there."""
+def _tails_begun(matcher: Matcher, line: str) -> dict[str, int]:
+    """The patterns whose end decides (Pattern.tail_decides) that have a literal on `line`, id to index: what the
+    regex needs after it is on the next line when a terminal cut the line there."""
     automaton = matcher.tail_automaton
     if automaton is None:
         return {}
-    return {p.id: p for _, patterns in automaton.iter(ascii_lower(line)) for p in patterns}
+    return {matcher.patterns[i].id: i for _, indices in automaton.iter(ascii_lower(line)) for i in indices}
 
 
 def _on_first_line(event: Event, length: int) -> Event:
