@@ -10,6 +10,8 @@ line, and it replaces that line's own reading of the same pattern, which stopped
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Iterable
 
 import attrs
@@ -39,14 +41,17 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
     read = {e.line for e in scan.events}
     added: list[Event] = []
     replaced = False
+    begun = _tails_begun(matcher, lines)
     for n, (a, b) in enumerate(zip(lines, lines[1:])):
         if len(a.rstrip()) < MIN_WRAPPED or not b.strip():
             continue
         # A pattern whose end decides (`tail`) with its literal on the first line and no reading there: the cut may
         # have taken that end, which the join then holds.
-        tails = {pid: i for pid, i in _tails_begun(matcher, a).items() if (first + n, pid) not in by_line}
+        tails = {pid: i for pid, i in begun[n].items() if (first + n, pid) not in by_line} if n in begun else {}
         for joined, left, right in _joins(a, b):
-            crossing = _crossing(matcher, joined, left) | {pid for pid, i in tails.items() if matcher.reads(i, joined)}
+            crossing = _crossing(matcher, joined, left)
+            if tails:
+                crossing |= {pid for pid, i in tails.items() if matcher.reads(i, joined)}
             if first + n not in read and not crossing:
                 continue
             events = matcher.read_line(joined, first + n, scan.path, input_index, file_source)
@@ -92,13 +97,19 @@ def _crossing(matcher: Matcher, joined: str, left: int) -> set[str]:
     return found
 
 
-def _tails_begun(matcher: Matcher, line: str) -> dict[str, int]:
-    """The patterns whose end decides (Pattern.tail_decides) that have a literal on `line`, id to index: what the
-    regex needs after it is on the next line when a terminal cut the line there."""
+def _tails_begun(matcher: Matcher, lines: list[str]) -> dict[int, dict[str, int]]:
+    """For each line (its index in `lines`) with a literal of a pattern whose end decides (Pattern.tail_decides),
+    those patterns, id to index: what the regex needs after the literal is on the next line when a terminal cut the
+    line there. One pass of the tail patterns' automaton over the whole paste."""
     automaton = matcher.tail_automaton
     if automaton is None:
         return {}
-    return {matcher.patterns[i].id: i for _, indices in automaton.iter(ascii_lower(line)) for i in indices}
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    begun: dict[int, dict[str, int]] = {}
+    for end, indices in automaton.iter(ascii_lower("\n".join(lines))):
+        on = begun.setdefault(bisect_right(starts, end) - 1, {})
+        on.update((matcher.patterns[i].id, i) for i in indices)
+    return begun
 
 
 def _on_first_line(event: Event, length: int) -> Event:
