@@ -187,19 +187,20 @@ def test_a_gzip_bomb_stops_with_an_input_error(capsys, tmp_path, monkeypatch):
     assert code == 2 and "decompression bomb" in err and err.count("\n") == 1
 
 
-def test_a_user_regex_that_backtracks_is_switched_off_with_a_note_and_the_scan_goes_on(tmp_path, capsys):
-    """Issue 15, item 6: `(a|aa)+$` on 30 'a's and a '!' backtracks for seconds to hours under Python's re. A user's
-    pack runs under a time budget per search (userregex.py): the pattern is switched off, the note names its file
-    and line, and the built-ins still diagnose."""
-    def slow(source: str) -> str:
-        block = ('[[patterns]]\nid = "slow-one"\nliterals = ["Segmentation fault"]\n'
-                 "regex = 'Segmentation fault (a|aa)+$'\ntail = \"a test of the time budget\"\nrole = \"cause\"\n"
-                 'emitter = "other"\nmatch = ["Segmentation fault aa"]\nnear_miss = ["Segmentation fault"]\n\n')
-        at = source.index("[[patterns]]")
-        return source[:at] + block + source[at:]
+def _with_slow_pattern(source: str) -> str:
+    """A pack pattern whose regex, `(a|aa)+$` on 30 'a's and a '!', backtracks for seconds to hours under Python's re."""
+    block = ('[[patterns]]\nid = "slow-one"\nliterals = ["Segmentation fault"]\n'
+             "regex = 'Segmentation fault (a|aa)+$'\ntail = \"a test of the time budget\"\nrole = \"cause\"\n"
+             'emitter = "other"\nmatch = ["Segmentation fault aa"]\nnear_miss = ["Segmentation fault"]\n\n')
+    at = source.index("[[patterns]]")
+    return source[:at] + block + source[at:]
 
+
+def test_a_user_regex_that_backtracks_is_switched_off_with_a_note_and_the_scan_goes_on(tmp_path, capsys):
+    """Issue 15, item 6: a user's pack runs under a time budget per search (userregex.py): the pattern is switched
+    off, the note names its file and line, and the built-ins still diagnose."""
     (tmp_path / "pack").mkdir()
-    _pack(tmp_path / "pack", "slow", slow)
+    _pack(tmp_path / "pack", "slow", _with_slow_pattern)
     log = tmp_path / "x.log"
     log.write_text("Segmentation fault " + "a" * 30 + "!\n" + (REALRUN / "rank-segfault.log").read_text())
     code = main(["--signatures", str(tmp_path / "pack"), "diagnose", str(log)])
@@ -215,15 +216,8 @@ def test_a_user_regex_that_backtracks_on_a_pasted_lines_join_is_switched_off_not
     from firstfault.engine import Engine
     from firstfault.loader import load_library
 
-    def slow(source: str) -> str:
-        block = ('[[patterns]]\nid = "slow-one"\nliterals = ["Segmentation fault"]\n'
-                 "regex = 'Segmentation fault (a|aa)+$'\ntail = \"a test of the time budget\"\nrole = \"cause\"\n"
-                 'emitter = "other"\nmatch = ["Segmentation fault aa"]\nnear_miss = ["Segmentation fault"]\n\n')
-        at = source.index("[[patterns]]")
-        return source[:at] + block + source[at:]
-
     (tmp_path / "pack").mkdir()
-    _pack(tmp_path / "pack", "slow", slow)
+    _pack(tmp_path / "pack", "slow", _with_slow_pattern)
     engine = Engine(load_library([tmp_path / "pack"]))
     # The next line must say something for the two to be read joined (the run's log starts with a blank line).
     paste = "Segmentation fault " + "a" * 30 + "!\n" + (REALRUN / "rank-segfault.log").read_text().lstrip("\n")
