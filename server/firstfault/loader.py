@@ -352,11 +352,12 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
         emitter = check.string(item, "emitter", line_from=at, choices=EMITTERS)
         match = check.strings(item, "match", line_from=at)
         near_miss = check.strings(item, "near_miss", line_from=at)
+        tail = check.string(item, "tail", line_from=at, required=False)  # why the line's end decides, if it does
         if not match:
             check.fail(at, f"pattern '{pid}' has no match examples; add match = [\"a real line it prints\"]")
         if regex is not None and not check.checked:
             _check_examples(check, at, pid, literals, regex, match, near_miss)
-            if role != "context" and not check.string(item, "tail", line_from=at, required=False):
+            if role != "context" and not tail:
                 _check_cut_lines(check, at, pid, literals, regex, match)
         if regex is not None and pid and literals and role and emitter:
             patterns.append(Pattern(pid, tuple(lit.lower() for lit in literals), regex, role, emitter,
@@ -368,7 +369,7 @@ def _patterns(check: _Checker, data: dict[str, Any], ref_id: str, untrusted: boo
                                     _standalone(check, at, pid, item), _repeats_alone(check, at, pid, item),
                                     _flag(check, at, pid, item, "paste_only"),
                                     tuple(check.strings(item, "recovers", line_from=at)),
-                                    bool(check.string(item, "tail", line_from=at, required=False))))
+                                    bool(tail)))
     return patterns
 
 
