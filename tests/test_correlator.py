@@ -465,6 +465,12 @@ DEEPSPEED_ONE_WORKER = [
     "python3.11', '-u', 'bloom-inference-scripts/bloom-ds-zero-inference.py', '--local_rank=0', '--name', "
     "'bigscience/mt0-xl', '--batch_size', '8', '--cpu_offload', '--benchmark'] exits with return code = 1",
 ]
+# NVIDIA/cuQuantum#77 (a dev case of the real-log benchmark): a rank's exception, then HPE Cray PALS' mpiexec reporting
+# that rank's exit below it: the report lends the rank and is not the exception's message.
+EXCEPTION_THEN_PALS = [
+    "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidResourceHandle: invalid resource handle",
+    "x3005c0s37b0n0.hsn.cm.polaris.alcf.anl.gov: rank 1 exited with code 1",
+]
 
 
 @pytest.mark.parametrize("paste, verdict", [
@@ -477,7 +483,9 @@ DEEPSPEED_ONE_WORKER = [
     # The rank the failing process names under its own "[host:pid]" wins over a launcher's teardown that names others.
     (MPI_BANNER_THEN_SRUN, ("mpi-ucx-peer-unreachable", 1, 0)),
     (NCCL_TESTS_THEN_MPIRUN, ("invalid-device-ordinal", 1, 1)),
-], ids=["deepspeed-one-worker", "deepspeed-last-of-two", "unexplained-traceback", "two-ranks-nearby", "own-block-before-teardown", "launcher-names-process"])
+    (EXCEPTION_THEN_PALS, ("python-exception-one-rank", 1, 1)),
+], ids=["deepspeed-one-worker", "deepspeed-last-of-two", "unexplained-traceback", "two-ranks-nearby",
+        "own-block-before-teardown", "launcher-names-process", "launcher-report-below"])
 def test_a_first_failure_that_names_no_rank_takes_it_from_its_block(engine, paste, verdict):
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (d.id, d.initiator.line, d.initiator.rank) == verdict

@@ -42,6 +42,7 @@ MISMATCH = "mismatched-collectives"
 PYTHON_EXCEPTION = "python-exception-one-rank"
 CONTINUATION_LINES = 2  # how far a wrapped exception message goes on below its first line
 REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result code whose reason is another line
+EXIT_REPORT = "exit-report"  # tag of references whose lines are a launcher's report of a process that already failed
 # Tag of references whose lines a launcher prints only for the tasks that ended (srun's "task N: ..."): that every
 # rank in them failed says nothing of the ranks that did not, so it is no cause they all share.
 FAILED_ONLY = "lists-failed-tasks"
@@ -639,7 +640,9 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
             continue  # a launcher's teardown after the error is no reason for it
         for e in other.failures():
             distance = anchor.line - e.line
-            after = -below <= distance < 0
+            # A launcher's report below the exception (mpiexec's "rank N exited with code 1") is its aftermath,
+            # never the rest of its message.
+            after = -below <= distance < 0 and EXIT_REPORT not in other.reference.tags
             if (e.input_index == anchor.input_index and (0 <= distance or after or (either_side and distance < 0))
                     and abs(distance) <= BLOCK_LINES
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
