@@ -401,6 +401,25 @@ def test_a_sigkill_torchrun_sent_after_its_grace_period_is_its_teardown_not_the_
     assert engine.analyze_text("\n".join(alone)).diagnoses[0].id == "host-oom-kill"
 
 
+# Dev cases of the real-log benchmark: a line that names the failure without its reason, and the reason beside it.
+@pytest.mark.parametrize("lines, verdict", [
+    # awslabs/ai-on-eks#240: torchrun's wrapper line, then c10d's own reason: the store's host name does not resolve.
+    (["RendezvousConnectionError: The connection to the C10d store has failed.",
+      "TCP client failed to connect/validate to host slinky-0:29400 - Name or service not known"],
+     ("dns-resolution-failure", 2)),
+    # rh-aiservices-bu/llm-on-openshift#57: vLLM's "might not exist, be corrupted or ..." and the loader's answer.
+    (["ERROR 04-23 19:30:01 pynccl.py:53] Failed to load NCCL library from libnccl.so.2 .It is expected if you are not "
+      "running on NVIDIA/AMD GPUs.Otherwise please set the environment variable VLLM_NCCL_SO_PATH to point to the "
+      "correct nccl library path.",
+      "INFO 04-23 19:30:01 pynccl_utils.py:17] Failed to import NCCL library: libnccl.so.2: cannot open shared object "
+      "file: No such file or directory"],
+     ("cuda-library-not-found", 2)),
+], ids=["store-host-unresolved", "nccl-library-missing"])
+def test_a_failure_named_without_its_reason_yields_to_the_reason_beside_it(engine, lines, verdict):
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.line) == verdict
+
+
 def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     # brain-score/vision#950: Slurm's cgroup OOM line names no rank; srun's next line names task (rank) 0.
     lines = ["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your processes may have "
