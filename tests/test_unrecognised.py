@@ -499,6 +499,13 @@ def test_a_vllm_workers_oom_gets_vllm_advice_and_a_training_oom_keeps_training_a
     assert (top.id, top.fix_framework) == ("cuda-oom", None) and top.fix == top.reference.fix
 
 
+def test_an_amrex_codes_gpu_oom_gets_amrex_advice(engine):
+    # BLAST-WarpX/warpx#5366: AMReX's arena out of device memory, behind amrex::Abort.
+    top = engine.analyze_text("amrex::Abort::1::Out of gpu memory. Free: 2293760 Asked: 8388608 !!!").diagnoses[0]
+    assert (top.id, top.fix_framework) == ("cuda-oom", "amrex")
+    assert any("amrex.the_arena_init_size" in f for f in top.fix) and not any("ZeRO" in f for f in top.fix)
+
+
 def test_sglangs_kv_cache_refusal_gets_sglang_advice(engine):
     # sgl-project/sglang#4330: the weights left no room for the KV-cache pool.
     top = engine.analyze_text("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.").diagnoses[0]

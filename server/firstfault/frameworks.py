@@ -22,10 +22,12 @@ _MARKS = {
     # Text Generation Inference (and LoRAX, its fork): the launcher and server names, and the flag its warm-up names
     "tgi": re.compile(r"text[-_]generation[-_](?:launcher|server|router)|lorax_(?:launcher|client)"
                       r"|--max-batch-prefill-tokens"),
+    # AMReX (WarpX, Castro, Nyx, PeleC): its abort's "amrex::Abort::RANK::" and its sources' names
+    "amrex": re.compile(r"amrex::|\bAMReX_\w+\.(?:cpp|H)\b"),
 }
 FRAMEWORKS = tuple(_MARKS)
 _NAMES = {"vllm": "vLLM", "deepspeed": "DeepSpeed", "sglang": "SGLang", "ascend": "Ascend",
-          "tgi": "Text Generation Inference"}
+          "tgi": "Text Generation Inference", "amrex": "AMReX"}
 
 
 def display_name(framework: str) -> str:
