@@ -600,7 +600,6 @@ def test_gits_complaint_about_a_missing_repository_is_no_error_line(engine):
     assert report.diagnoses == () and not report.failed
 
 
-
 def test_an_error_level_glog_line_is_an_error_line_but_not_tensorflows_start_up_noise(engine):
     # XLA on GPU (EnzymeAD/Enzyme-JAX#623): abseil's E-level prefix with seconds since the epoch.
     xla = ("E0000 00:00:1743713172.513857  698835 pjrt_stream_executor_client.cc:3072] Execution of replica 0 failed: "

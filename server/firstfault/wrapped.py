@@ -47,7 +47,7 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
             continue
         # A pattern whose end decides (`tail`) with its literal on the first line and no reading there: the cut may
         # have taken that end, which the join then holds.
-        tails = {pid: i for pid, i in begun[n].items() if (first + n, pid) not in by_line} if n in begun else {}
+        tails = {pid: i for pid, i in begun.get(n, {}).items() if (first + n, pid) not in by_line}
         for joined, left, right in _joins(a, b):
             crossing = _crossing(matcher, joined, left)
             if tails:
