@@ -196,6 +196,15 @@ def test_a_failure_the_software_says_it_recovered_from_is_context_and_one_after_
     assert (top.id, top.initiator.line) == ("cuda-oom", 3)
 
 
+def test_a_retry_that_then_succeeded_is_not_even_a_possible_cause(engine):
+    # srun prints both lines (SchedMD/slurm src/srun/libsrun/launch.c): the wait alone at the end of an excerpt may be
+    # why the job never started; the step created after it says the wait ended.
+    waiting = "srun: Job 63426764 step creation temporarily disabled, retrying (Requested nodes are busy)"
+    top = engine.analyze_text(waiting).diagnoses[0]
+    assert (top.id, top.possible) == ("slurm-step-creation-failed", True)
+    assert not engine.analyze_text("\n".join([waiting, "srun: Step created for job 63426764"])).diagnoses
+
+
 def test_nccl_error_trace_without_its_warn_is_a_possible_unrecognised_failure(engine):
     # NVIDIA/nccl#1381, as pasted: NCCL_DEBUG=INFO on sockets, the log ends in the error trace and no WARN says why.
     paste = [

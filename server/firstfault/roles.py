@@ -63,8 +63,8 @@ def without_catch_all(event: Event) -> Event:
 
 def weigh(events: list[Event], extents: dict[int, Extent]) -> list[Event]:
     """The roles of one attempt's lines; `extents` says how long each input is."""
-    events = _needs_met_or_context(_recovered(_claimed_twice(_ignored_by_python([restored(e) for e in events]))),
-                                   extents)
+    events, recovered = _recovered(_claimed_twice(_ignored_by_python([restored(e) for e in events])))
+    events = _needs_met_or_context(events, extents, recovered)
     events = _killed_by_the_agent(events)
     # What the good run printed too is noise both runs share, whatever it says.
     events = [as_context(e) if e.in_baseline else e for e in events]
@@ -141,19 +141,23 @@ def _consequence(event: Event) -> Event:
     return attrs.evolve(event, pattern=attrs.evolve(event.pattern, role="symptom"), cause_absent=True)
 
 
-def _recovered(events: list[Event]) -> list[Event]:
-    """A failure line above a line that says the software recovered from it (in the same input) is context."""
+def _recovered(events: list[Event]) -> tuple[list[Event], set[tuple[int, int]]]:
+    """A failure line above a line that says the software recovered from it (in the same input) is context; also
+    where those lines are (input, line)."""
     last_recovery: dict[tuple[int, str], int] = {}
     for e in events:
         for pid in e.pattern.recovers:
             key = (e.input_index, pid)
             last_recovery[key] = max(last_recovery.get(key, 0), e.line)
     if not last_recovery:
-        return events
-    return [as_context(e) if e.line < last_recovery.get((e.input_index, e.pattern.id), 0) else e for e in events]
+        return events, set()
+    recovered = {(e.input_index, e.line) for e in events
+                 if e.line < last_recovery.get((e.input_index, e.pattern.id), 0)}
+    return [as_context(e) if (e.input_index, e.line) in recovered else e for e in events], recovered
 
 
-def _needs_met_or_context(events: list[Event], extents: dict[int, Extent]) -> list[Event]:
+def _needs_met_or_context(events: list[Event], extents: dict[int, Extent],
+                          recovered: set[tuple[int, int]]) -> list[Event]:
     present = {e.pattern.id for e in events}
     harmless = {e.pattern.id for e in events if present.intersection(e.pattern.unless)}
     events = [as_context(e) if e.pattern.id in harmless else e for e in events]
@@ -169,7 +173,9 @@ def _needs_met_or_context(events: list[Event], extents: dict[int, Extent]) -> li
     # Nothing a reference explains failed: a warning can still be what the user is looking at.
     by_pattern: dict[str, list[Event]] = defaultdict(list)
     for e in events:
-        if e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone:
+        # A line the software later says it recovered from is not the failure, even as a possible one.
+        if (e.pattern.id in unmet and e.demoted_from in FAILURE_ROLES and e.pattern.standalone
+                and (e.input_index, e.line) not in recovered):
             by_pattern[e.pattern.id].append(e)
     errors = {(e.input_index, e.line) for e in events if e.reference_id == UNRECOGNISED
               and e.role in FAILURE_ROLES and e.pattern.id not in HEADER_ONLY}
