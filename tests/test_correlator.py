@@ -113,6 +113,21 @@ def test_glued_lines_are_attributed_to_the_right_rank(engine):
     assert (d.id, d.initiator.rank) == ("cuda-oom", 3)
 
 
+def test_a_line_that_lost_its_breaks_has_each_of_its_messages_read(engine):
+    # huggingface/open-r1#152, as pasted: torchrun's agent lines glued into one. The SIGTERM lines read as a specific
+    # pattern do not silence the worker's exit further along the line, which names the rank.
+    glued = ("10:55:55.568000 290975 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending "
+             "process 291191 closing signal SIGTERM W0201 10:55:55.570000 290975 site-packages/torch/distributed/"
+             "elastic/multiprocessing/api.py:897] Sending process 291193 closing signal SIGTERM W0201 "
+             "10:55:55.570000 290975 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending "
+             "process 291194 closing signal SIGTERM E0201 10:55:56.239000 290975 site-packages/torch/distributed/"
+             "elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 291192) of binary: "
+             "/home/root123/miniconda3/envs/openr1/bin/python")
+    report = engine.analyze_text(glued)
+    assert {e.pattern.id for e in report.events} >= {"agent-sends-sigterm", "agent-worker-failed"}
+    assert report.diagnoses[0].initiator.rank == 1
+
+
 def test_precedence_hardware_beats_a_later_device_error_and_oom(engine):
     text = "\n".join([
         "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity",

@@ -217,14 +217,17 @@ def replaces_catch_all(pattern: Pattern) -> bool:
     return not pattern.generic and not pattern.needs
 
 
-def outranked(pattern: Pattern, others: Iterable[Pattern]) -> bool:
-    """Whether a catch-all reading of a line goes because another reading of the same line says more: a specific one
-    (replaces_catch_all), or, for the unrecognised error line ("ERROR:torch.distributed.elastic...: failed (exitcode:
-    1) local_rank: 1"), any named reference's, catch-all or not (torchrun's report of a worker's exit)."""
+def outranked(pattern: Pattern, span: tuple[int, int], others: Iterable[tuple[Pattern, tuple[int, int]]]) -> bool:
+    """Whether a catch-all reading of a line (its columns `span`) goes because another reading of the same text says
+    more: a specific one (replaces_catch_all), or, for the unrecognised error line ("ERROR:torch.distributed.elastic...:
+    failed (exitcode: 1) local_rank: 1"), any named reference's, catch-all or not (torchrun's report of a worker's
+    exit). Only readings whose columns overlap count: a paste that lost its line breaks holds several messages on one
+    line, each read on its own."""
     if not pattern.generic:
         return False
     unnamed = pattern.reference_id == UNRECOGNISED
-    return any(replaces_catch_all(o) or (unnamed and o.reference_id != UNRECOGNISED and not o.needs) for o in others)
+    return any((replaces_catch_all(o) or (unnamed and o.reference_id != UNRECOGNISED and not o.needs))
+               and at[0] < span[1] and span[0] < at[1] for o, at in others)
 
 
 def _captured_source(m) -> Source:
@@ -353,8 +356,8 @@ class Matcher:
                 if not matched:
                     continue
                 if len(matched) > 1:
-                    readings = [p for p, _ in matched]
-                    matched = [(p, m) for p, m in matched if not outranked(p, readings)]
+                    readings = [(p, (m.start(), m.end())) for p, m in matched]
+                    matched = [(p, m) for p, m in matched if not outranked(p, (m.start(), m.end()), readings)]
                     # Two readings of one line: the one that matches further along reads the detail that names the
                     # cause (RMM's "std::bad_alloc: out_of_memory: ..."), and the order must not hang on library order.
                     matched.sort(key=lambda pm: -pm[1].start())

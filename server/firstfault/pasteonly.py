@@ -28,11 +28,11 @@ def paste_only_events(matcher: Matcher, chunks: Iterable[Chunk], scan: ScanResul
         return False
     readings = defaultdict(list)
     for e in [*scan.events, *found]:
-        readings[e.line].append(e.pattern)
+        readings[e.line].append((e.pattern, (e.col_start, e.col_end)))
     kept, dropped = [], []
     for e in scan.events:
-        (dropped if outranked(e.pattern, readings[e.line]) else kept).append(e)
-    added = [e for e in found if not outranked(e.pattern, readings[e.line])]
+        (dropped if outranked(e.pattern, (e.col_start, e.col_end), readings[e.line]) else kept).append(e)
+    added = [e for e in found if not outranked(e.pattern, (e.col_start, e.col_end), readings[e.line])]
     if not dropped and not added:
         return False
     scan.recount(added, dropped)
