@@ -15,6 +15,15 @@ WHOLE = [
 ]
 
 
+# huggingface/accelerate#182, the end of a Python 3.7 traceback as pasted: a raise spanning lines shows the line its
+# message is on, a bare string literal under the frame that raised, and the paste stops inside it.
+CUT_LITERAL = [
+    '  File "/nethome/hshah310/miniconda3/envs/cups/lib/python3.7/site-packages/torch/cuda/__init__.py", line 161, in '
+    '_lazy_init',
+    '    "Cannot re-initialize CUDA in forked subprocess. To use CUDA w',
+]
+
+
 def test_a_cut_traceback_is_read_from_its_last_raise(engine):
     top = engine.analyze_text("\n".join(CUT)).diagnoses[0]
     assert (top.id, top.initiator.line) == ("nccl-not-built", 3)
@@ -33,3 +42,10 @@ def test_only_a_raise_that_ends_the_input_is_read(engine):
              "addr=[::ffff:127.0.0.1]:43906, remote=[::ffff:127.0.0.1]:29523) returned 0, likely a timeout")
     top = engine.analyze_text("\n".join([*CUT[:2], later])).diagnoses[0]
     assert top.id != "nccl-not-built"
+
+
+def test_a_cut_traceback_is_read_from_the_message_line_of_a_raise_that_spans_lines(engine):
+    top = engine.analyze_text("\n".join(CUT_LITERAL)).diagnoses[0]
+    assert (top.id, top.initiator.line) == ("cuda-fork-reinit", 2)
+    # the same literal anywhere but right under a frame's header is source code, not the error
+    assert not engine.analyze_text("\n".join(["", CUT_LITERAL[1]])).diagnoses

@@ -21,6 +21,10 @@ from firstfault.roles import FAILURE_ROLES
 # may have glued on. The message ends at its closing quote, or at the line's end where the call goes on.
 _RAISE = re.compile(r"^[\s^~]*raise (?P<exception>[A-Za-z_][\w.]*)\(\s*f?(?P<quote>[\"'])(?P<message>.*?)(?:(?P=quote)|$)")
 _FURNITURE = re.compile(r"^[\s^~]*$")  # blank, or Python 3.11's markers under the failing expression
+# A raise that spans lines shows the line its message is on (Python 3.7's `"Cannot re-initialize CUDA in forked
+# subprocess. " + msg` under the frame that raised it): a bare string literal right under the frame's header.
+_LITERAL = re.compile(r"^[\s^~]*f?(?P<quote>[\"'])(?P<message>.*?)(?:(?P=quote)|$)")
+_FRAME_HEADER = re.compile(r'\bFile "[^"]+", line \d+, in ')
 
 
 def raised_events(matcher: Matcher, lines: list[str], first: int, scan: ScanResult, input_index: int,
@@ -30,12 +34,19 @@ def raised_events(matcher: Matcher, lines: list[str], first: int, scan: ScanResu
     last = len(lines) - 1
     while last >= 0 and _FURNITURE.match(lines[last]):
         last -= 1
-    if last < 0 or not (m := _RAISE.match(lines[last])) or not m["message"].strip():
+    if last < 0:
+        return False
+    if m := _RAISE.match(lines[last]):
+        printed = f"{m['exception']}: {m['message']}"
+    elif last > 0 and _FRAME_HEADER.search(lines[last - 1]) and (m := _LITERAL.match(lines[last])):
+        printed = m["message"]
+    else:
+        return False
+    if not m["message"].strip():
         return False
     line_no = first + last
     if any(e.line == line_no and e.role in FAILURE_ROLES for e in scan.events):
         return False
-    printed = f"{m['exception']}: {m['message']}"
     found = [attrs.evolve(e, text=lines[last], col_start=0, col_end=len(lines[last]))
              for e in matcher.read_line(printed, line_no, scan.path, input_index, file_source)
              if e.role in FAILURE_ROLES and not e.pattern.generic]
