@@ -19,11 +19,12 @@ from firstfault.roles import FAILURE_ROLES
 
 # The source line of a raise with a string literal: "raise RuntimeError("message" ...", behind caret markers a paste
 # may have glued on. The message ends at its closing quote, or at the line's end where the call goes on.
-_RAISE = re.compile(r"^[\s^~]*raise (?P<exception>[A-Za-z_][\w.]*)\(\s*f?(?P<quote>[\"'])(?P<message>.*?)(?:(?P=quote)|$)")
+_MESSAGE = r"f?(?P<quote>[\"'])(?P<message>.*?)(?:(?P=quote)|$)"
+_RAISE = re.compile(r"^[\s^~]*raise (?P<exception>[A-Za-z_][\w.]*)\(\s*" + _MESSAGE)
 _FURNITURE = re.compile(r"^[\s^~]*$")  # blank, or Python 3.11's markers under the failing expression
 # A raise that spans lines shows the line its message is on (Python 3.7's `"Cannot re-initialize CUDA in forked
 # subprocess. " + msg` under the frame that raised it): a bare string literal right under the frame's header.
-_LITERAL = re.compile(r"^[\s^~]*f?(?P<quote>[\"'])(?P<message>.*?)(?:(?P=quote)|$)")
+_LITERAL = re.compile(r"^[\s^~]*" + _MESSAGE)
 _FRAME_HEADER = re.compile(r'\bFile "[^"]+", line \d+, in ')
 
 
