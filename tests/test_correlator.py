@@ -429,7 +429,29 @@ def test_a_sigkill_torchrun_sent_after_its_grace_period_is_its_teardown_not_the_
       "INFO 04-23 19:30:01 pynccl_utils.py:17] Failed to import NCCL library: libnccl.so.2: cannot open shared object "
       "file: No such file or directory"],
      ("cuda-library-not-found", 2)),
-], ids=["store-host-unresolved", "nccl-library-missing"])
+    # open-mpi/ompi#3778 (the PR that added it): Open MPI's help text on why a direct srun launch cannot work, then
+    # MPI_Init's fatal banner.
+    (["--------------------------------------------------------------------------",
+      "The application appears to have been direct launched using \"srun\",",
+      "but OMPI was not built with SLURM's PMI support and therefore cannot",
+      "execute. There are several options for building PMI support under",
+      "SLURM, depending upon the SLURM version you are using:",
+      "",
+      "  version 16.05 or later: you can use SLURM's PMIx support. This",
+      "  requires that you configure and build SLURM --with-pmix.",
+      "",
+      "  Versions earlier than 16.05: you must use either SLURM's PMI-1 or",
+      "  PMI-2 support. SLURM builds PMI-1 by default, or you can manually",
+      "  install PMI-2. You must then build Open MPI using --with-pmi pointing",
+      "  to the SLURM PMI library location.",
+      "",
+      "Please configure as appropriate and try again.",
+      "--------------------------------------------------------------------------",
+      "*** An error occurred in MPI_Init",
+      "*** on a NULL communicator",
+      "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,"],
+     ("mpi-direct-launch-without-pmi", 3)),
+], ids=["store-host-unresolved", "nccl-library-missing", "mpi-init-after-its-reason"])
 def test_a_failure_named_without_its_reason_yields_to_the_reason_beside_it(engine, lines, verdict):
     d = engine.analyze_text("\n".join(lines)).diagnoses[0]
     assert (d.id, d.initiator.line) == verdict

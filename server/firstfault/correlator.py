@@ -636,10 +636,12 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
     # wraps whatever the block under it says.
     below = BLOCK_LINES if anchor.pattern.continuation else CONTINUATION_LINES
     for other in hypotheses[1:]:
-        if other.reference.id == UNRECOGNISED or (either_side and other.tier > top.tier):
-            continue  # a launcher's teardown after the error is no reason for it
+        if other.reference.id == UNRECOGNISED:
+            continue
         for e in other.failures():
             distance = anchor.line - e.line
+            if either_side and other.tier > top.tier and distance < 0:
+                continue  # a launcher's teardown after the error is no reason for it
             # A launcher's report below the exception (mpiexec's "rank N exited with code 1") is its aftermath,
             # never the rest of its message.
             after = -below <= distance < 0 and EXIT_REPORT not in other.reference.tags
