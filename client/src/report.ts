@@ -53,6 +53,8 @@ export interface Report {
   attempts?: { index: number; first_line: number; last_line: number; events: number; summary: string }[];
   notes?: string[];
   diagnoses: Diagnosis[];
+  /** Without a diagnosis: where the failure can be instead, and how to get it. */
+  next_checks?: string[];
   /** Present when a good run was given to compare with. */
   baseline?: Comparison;
 }

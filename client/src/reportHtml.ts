@@ -20,9 +20,15 @@ const FRAMEWORK_NAMES: Record<string, string> = { vllm: "vLLM", deepspeed: "Deep
  * The report view's whole page. Strict CSP: nothing remote, no inline handlers; the one script and
  * style carry a nonce. Every value from the log is escaped; buttons carry indices, not commands.
  */
+function nothingFound(report: Report, o: PageOptions): string {
+  const checks = report.next_checks ?? [];
+  return `<p class="clean">No failure found in ${esc(o.subject)}.</p>` +
+    (checks.length ? `<h2>Check next</h2><ol>${checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : "");
+}
+
 export function renderReport(report: Report, o: PageOptions): string {
   const top = report.diagnoses[0];
-  const body = top ? diagnosisSection(top, report, o) : `<p class="clean">No failure found in ${esc(o.subject)}.</p>`;
+  const body = top ? diagnosisSection(top, report, o) : nothingFound(report, o);
   const csp = `default-src 'none'; img-src ${o.cspSource} data:; style-src 'nonce-${o.nonce}'; script-src 'nonce-${o.nonce}';`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -229,6 +229,7 @@ class Report:
     events: tuple[Event, ...] = ()
     comparison: Any = None  # baseline.Comparison when a good run was given
     scans: tuple = ()  # each input's matcher.ScanResult, for a later scan of an edited buffer (not in JSON)
+    next_checks: tuple[str, ...] = ()  # without a diagnosis: where the failure can be instead, and how to get it
 
     @property
     def failed(self) -> bool:
@@ -242,6 +243,7 @@ class Report:
             "attempts": [{"index": a.index, "first_line": a.first_line, "last_line": a.last_line,
                           "events": len(a.events), "summary": a.summary} for a in self.attempts],
             "notes": list(self.notes),
+            **({"next_checks": list(self.next_checks)} if self.next_checks else {}),
             **({"baseline": self.comparison.to_json()} if self.comparison is not None else {}),
         }
 

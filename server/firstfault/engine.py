@@ -16,6 +16,7 @@ from firstfault.diagnosis import Attempt, Diagnosis, InputInfo, Report, clip
 from firstfault.lastline import Seen, last_seen
 from firstfault.loader import Library, load_library
 from firstfault.matcher import Event, Extent, Matcher, ScanResult
+from firstfault.nothingfound import next_checks
 from firstfault.parallel import numbered_from, scan_files, scan_in_pieces
 from firstfault.reader import Chunk
 from firstfault.inputs import TextInput, collect, text_input
@@ -123,8 +124,9 @@ class Engine:
                 diagnoses[0] = attrs.evolve(diagnoses[0], evidence_for=diagnoses[0].evidence_for + (new,))
         infos = tuple(InputInfo(i.name, s.lines, i.size, i.binary, i.kind) for i, s in zip(inputs, scans))
         notes = [*notes, *input_notes, *self.slow_patterns()]
-        return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes),
-                      tuple(e for a in attempts for e in a.events), comparison, tuple(scans))
+        events = tuple(e for a in attempts for e in a.events)
+        return Report(__version__, infos, tuple(diagnoses), tuple(history + current), tuple(notes), events, comparison,
+                      tuple(scans), () if diagnoses else next_checks(infos, events))
 
     def _scan(self, inputs: list[TextInput], advance: Callable[[Chunk], None],
               advanced: Callable[[int], None] | None = None) -> tuple[list[ScanResult], list[Source]]:

@@ -66,6 +66,8 @@ def text_report(report: Report, style: Style) -> str:
         out.extend(_hypotheses_text(report, style))
     else:
         out.append(style.green("No failure found.") + " " + _nothing_found(report))
+        if report.next_checks:
+            out += ["", style.bold("  Check next")] + [f"    - {c}" for c in report.next_checks]
     if (c := report.comparison) is not None:
         out += ["", style.bold(f"Compared with a good run ({', '.join(c.baseline)})")]
         out += [f"  {line}" for line in c.lines()]
@@ -175,7 +177,9 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
 def markdown_report(report: Report) -> str:
     out = []
     if not report.diagnoses:
-        return f"**No failure found.** {_nothing_found(report)}\n" + "\n".join(_comparison_markdown(report))
+        checks = ["", "**Check next**", "", *(f"- {c}" for c in report.next_checks)] if report.next_checks else []
+        return (f"**No failure found.** {_nothing_found(report)}\n" + "\n".join(checks + _comparison_markdown(report))
+                + ("\n" if checks else ""))
     top, *others = report.diagnoses
     out.extend(_diagnosis_markdown(top))
     if others:

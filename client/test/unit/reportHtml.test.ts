@@ -48,6 +48,8 @@ test("undetermined and clean reports say so", () => {
   report.diagnoses[0].next_checks = ["Set TORCH_DISTRIBUTED_DEBUG=DETAIL and rerun"];
   assert.match(renderReport(report, options), /Not sure: .*Check next/s);
   assert.match(renderReport({ ...report, diagnoses: [] }, options), /No failure found in examples\/oom-cascade\/train.log/);
+  const clean = renderReport({ ...report, diagnoses: [], next_checks: ["dump every rank's stacks <py-spy>"] }, options);
+  assert.match(clean, /No failure found in .*<h2>Check next<\/h2><ol><li>dump every rank&#39;s stacks &lt;py-spy&gt;<\/li>/s);
 });
 
 test("headline: who started it and what it caused", () => {
