@@ -17,7 +17,8 @@ _ELSEWHERE = ("If the job died, its first error is in another rank's output or o
               "rank's log, or the job's folder (torchrun's --log-dir, Slurm's output files).")
 _HUNG = ("If the job hung, dump every rank's stacks while it hangs (`py-spy dump --pid <PID>` for each process) and "
          "give the dumps to firstfault: the rank that is not in the collective the others wait in is the one to look "
-         "at. Or rerun with TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 for the Flight Recorder.")
+         "at. Or rerun with TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 for the Flight "
+         "Recorder.")
 _VANISHED = ("If a process vanished without a word, the kernel's log says whether the OOM killer or a GPU fault ended "
              "it: `dmesg -T | grep -iE 'killed process|out of memory|NVRM: Xid'` on each node.")
 # Where the log shows the job ran under a scheduler or cluster manager, that one's own record of how it ended.

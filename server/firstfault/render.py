@@ -59,6 +59,14 @@ def _nothing_found(report: Report) -> str:
             "(context, or warnings that healthy runs print too).")
 
 
+def _check_next_text(checks: tuple[str, ...], style: Style) -> list[str]:
+    return ["", style.bold("  Check next"), *(f"    - {c}" for c in checks)] if checks else []
+
+
+def _check_next_markdown(checks: tuple[str, ...]) -> list[str]:
+    return ["", "**Check next**", "", *(f"- {c}" for c in checks)] if checks else []
+
+
 def text_report(report: Report, style: Style) -> str:
     """The verdict on the first line; what was read, and notes about the inputs, at the end."""
     out: list[str] = []
@@ -66,8 +74,7 @@ def text_report(report: Report, style: Style) -> str:
         out.extend(_hypotheses_text(report, style))
     else:
         out.append(style.green("No failure found.") + " " + _nothing_found(report))
-        if report.next_checks:
-            out += ["", style.bold("  Check next")] + [f"    - {c}" for c in report.next_checks]
+        out += _check_next_text(report.next_checks, style)
     if (c := report.comparison) is not None:
         out += ["", style.bold(f"Compared with a good run ({', '.join(c.baseline)})")]
         out += [f"  {line}" for line in c.lines()]
@@ -145,10 +152,7 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
         out.append("")
         out.append(style.bold(f"  Fix{_for_framework(d)}"))
         out += [f"    - {f}" for f in d.fix]
-    if d.next_checks:
-        out.append("")
-        out.append(style.bold("  Check next"))
-        out += [f"    - {c}" for c in d.next_checks]
+    out += _check_next_text(d.next_checks, style)
     if d.verify:
         out.append("")
         out.append(style.bold("  Verify"))
@@ -177,9 +181,9 @@ def _diagnosis_text(d: Diagnosis, style: Style) -> list[str]:
 def markdown_report(report: Report) -> str:
     out = []
     if not report.diagnoses:
-        checks = ["", "**Check next**", "", *(f"- {c}" for c in report.next_checks)] if report.next_checks else []
-        return (f"**No failure found.** {_nothing_found(report)}\n" + "\n".join(checks + _comparison_markdown(report))
-                + ("\n" if checks else ""))
+        lines = [*_check_next_markdown(report.next_checks), *_comparison_markdown(report)]
+        end = "\n" if report.next_checks else ""
+        return f"**No failure found.** {_nothing_found(report)}\n" + "\n".join(lines) + end
     top, *others = report.diagnoses
     out.extend(_diagnosis_markdown(top))
     if others:
@@ -223,8 +227,7 @@ def _diagnosis_markdown(d: Diagnosis) -> list[str]:
     out += ["", ref.summary]
     if d.fix:
         out += ["", f"**Fix{_for_framework(d)}**", ""] + [f"- {f}" for f in d.fix]
-    if d.next_checks:
-        out += ["", "**Check next**", ""] + [f"- {c}" for c in d.next_checks]
+    out += _check_next_markdown(d.next_checks)
     if d.verify:
         out += ["", "**Verify**", ""]
         for cmd in d.verify:
