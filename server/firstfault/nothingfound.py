@@ -31,7 +31,7 @@ _KUBERNETES = ("Kubernetes records what the pod's output cannot: `kubectl descri
 # Each: the reference ids (prefixes) and the words of a matched line that show that manager, and its check.
 _MANAGERS = ((("slurm-", "srun-"), ("slurmstepd", "srun: ", "sbatch: "), _SLURM),
              (("ray-",), ("(raylet", "ray::"), _RAY),
-             (("k8s-", "kubernetes-", "kubelet-"), ("kubelet", "kubectl"), _KUBERNETES))
+             (("k8s-",), ("kubelet", "kubectl"), _KUBERNETES))
 
 
 def next_checks(inputs: Sequence[InputInfo], events: Iterable[Event]) -> tuple[str, ...]:
