@@ -20,10 +20,12 @@ const FRAMEWORK_NAMES: Record<string, string> = { vllm: "vLLM", deepspeed: "Deep
  * The report view's whole page. Strict CSP: nothing remote, no inline handlers; the one script and
  * style carry a nonce. Every value from the log is escaped; buttons carry indices, not commands.
  */
+/** What to check next, for a verdict the log cannot settle or a report without one. */
+const checkNext = (checks: string[]): string =>
+  checks.length ? `<h2>Check next</h2><ol>${checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : "";
+
 function nothingFound(report: Report, o: PageOptions): string {
-  const checks = report.next_checks ?? [];
-  return `<p class="clean">No failure found in ${esc(o.subject)}.</p>` +
-    (checks.length ? `<h2>Check next</h2><ol>${checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : "");
+  return `<p class="clean">No failure found in ${esc(o.subject)}.</p>` + checkNext(report.next_checks ?? []);
 }
 
 export function renderReport(report: Report, o: PageOptions): string {
@@ -74,7 +76,7 @@ function diagnosisSection(d: Diagnosis, report: Report, o: PageOptions): string 
   return `<section class="top">${verdict}${confidence}
 ${d.summary ? `<p>${esc(d.summary)}</p>` : ""}
 ${d.fix.length ? `<h2>${fixTitle}</h2><ul>${d.fix.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : ""}
-${d.next_checks.length ? `<h2>Check next</h2><ol>${d.next_checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : ""}
+${checkNext(d.next_checks)}
 ${d.verify.length ? `<h2>Verify</h2>${d.verify.map((v, i) => verifyRow(v, i, o.canRun)).join("")}` : ""}
 ${evidence(d)}
 ${d.unexplained?.length ? `<h2>Error lines no reference explains</h2><ul>${d.unexplained.map((u) => `<li><code>${esc(u)}</code></li>`).join("")}</ul>` : ""}
