@@ -16,10 +16,6 @@ const esc = (s: unknown): string =>
 const MAX_COLLATERAL_SHOWN = 50;
 const FRAMEWORK_NAMES: Record<string, string> = { vllm: "vLLM", deepspeed: "DeepSpeed" };
 
-/**
- * The report view's whole page. Strict CSP: nothing remote, no inline handlers; the one script and
- * style carry a nonce. Every value from the log is escaped; buttons carry indices, not commands.
- */
 /** What to check next, for a verdict the log cannot settle or a report without one. */
 const checkNext = (checks: string[]): string =>
   checks.length ? `<h2>Check next</h2><ol>${checks.map((c) => `<li>${esc(c)}</li>`).join("")}</ol>` : "";
@@ -28,6 +24,10 @@ function nothingFound(report: Report, o: PageOptions): string {
   return `<p class="clean">No failure found in ${esc(o.subject)}.</p>` + checkNext(report.next_checks ?? []);
 }
 
+/**
+ * The report view's whole page. Strict CSP: nothing remote, no inline handlers; the one script and
+ * style carry a nonce. Every value from the log is escaped; buttons carry indices, not commands.
+ */
 export function renderReport(report: Report, o: PageOptions): string {
   const top = report.diagnoses[0];
   const body = top ? diagnosisSection(top, report, o) : nothingFound(report, o);
