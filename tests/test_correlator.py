@@ -2,6 +2,7 @@ import pytest
 
 from conftest import CLEAN, EXAMPLES, REALRUN, REFERENCE_HEAD
 from firstfault.annotations import annotate
+from firstfault.context import Source
 from firstfault.diagnosis import rank_ranges
 from firstfault.engine import Engine
 from firstfault.loader import load_library
@@ -1031,3 +1032,29 @@ def test_collateral_printed_before_the_first_failure_is_not_called_later(engine)
     assert d.id == "illegal-memory-access" and d.initiator.line == 2
     assert any("1 line(s), 1 of them printed before it, are explained as its collateral" in e for e in d.evidence_for)
     assert not any("later line(s)" in e for e in d.evidence_for)
+
+
+# NVIDIA/nccl-tests#166: one nccl-tests process (pid 9621) drives eight GPUs, so it holds eight ranks, one per device.
+NCCL_TESTS_ONE_PROCESS = [
+    "ubuntu:9621:9621 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : ",
+    "ubuntu:9621:9688 [3] NCCL INFO Channel 05 : 11[3] -> 12[4] via SHM/direct/direct",
+    "ubuntu:9621:9692 [7] NCCL INFO Channel 14/0 : 15[7] -> 0[0] [send] via NET/Socket/0",
+]
+
+
+@pytest.mark.parametrize("line, rank", [
+    (NCCL_TESTS_ONE_PROCESS[1], 11),
+    (NCCL_TESTS_ONE_PROCESS[2], 15),
+    # A receive names the printing rank second (NCCL 2.4-2.8's form, NVIDIA/nccl#367).
+    ("c6ad99331184:117277:117384 [0] NCCL INFO Ring 00 : 15 -> 0 [receive] via NET/Socket/0", 0),
+    ("gpu37:52125:52256 [0] NCCL INFO Channel 00 : 0[7000] -> 8[7000] [receive] via NET/IB/0", 8),
+])
+def test_an_nccl_channel_line_names_the_rank_that_prints_it(engine, line, rank):
+    events = engine.matcher.read_line(line, 1, "paste.log", 0, Source())
+    assert {e.source.rank for e in events if e.pattern.id in ("nccl-channel-sender", "nccl-channel-receiver")} == {rank}
+
+
+def test_a_process_holding_ranks_on_several_gpus_lends_none_to_a_line_of_another_gpu(engine):
+    # Its channel lines place ranks 11 and 15 on GPUs 3 and 7; the warning on GPU 0 is neither.
+    d = engine.analyze_text("\n".join(NCCL_TESTS_ONE_PROCESS)).diagnoses[0]
+    assert (d.initiator.line, d.initiator.host, d.initiator.rank) == (1, "ubuntu", None)

@@ -153,6 +153,10 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
     """Give a rank to lines that only carry (host, pid) or (host, local rank), learnt from other lines."""
     events = _single_node_local_ranks(_placed_by_launch_command(events))
     by_pid: dict[tuple, int] = {}
+    # One process may drive several GPUs (nccl-tests -g 8, a thread per GPU): NCCL's "host:pid:tid [dev]" prefix
+    # then tells its ranks apart by device.
+    by_device: dict[tuple, int] = {}
+    gpus_of: dict[tuple, set[int]] = defaultdict(set)
     by_local: dict[tuple, int] = {}
     for e in events:
         s = e.source
@@ -160,6 +164,9 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
             continue
         if s.pid is not None:
             by_pid[(s.host, s.pid)] = s.rank
+            if s.device is not None:
+                by_device[(s.host, s.pid, s.device)] = s.rank
+                gpus_of[(s.host, s.pid)].add(s.device)
         if s.local_rank is not None:
             by_local[(s.host, s.local_rank)] = s.rank
         if (named := bounded(e.captures.get("pid"), MAX_PID)) is not None:
@@ -174,7 +181,10 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
         rank = s.rank
         pid = process_id(e)
         if rank is None and pid is not None:
-            rank = by_pid.get((s.host, pid))
+            rank = by_device.get((s.host, pid, s.device))
+            # A process known to hold a rank on another GPU than this line's: which of its ranks this is, is unknown.
+            if rank is None and not gpus_of.get((s.host, pid), set()) - {s.device}:
+                rank = by_pid.get((s.host, pid))
             if rank is None and s.host is None:
                 rank = next((r for (h, p), r in by_pid.items() if p == pid), None)
         if rank is None and s.local_rank is not None:
