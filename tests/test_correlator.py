@@ -1,8 +1,10 @@
+import attrs
 import pytest
 
 from conftest import CLEAN, EXAMPLES, REALRUN, REFERENCE_HEAD
 from firstfault.annotations import annotate
 from firstfault.context import Source
+from firstfault.correlator import resolve_ranks
 from firstfault.diagnosis import rank_ranges
 from firstfault.engine import Engine
 from firstfault.loader import load_library
@@ -1034,27 +1036,20 @@ def test_collateral_printed_before_the_first_failure_is_not_called_later(engine)
     assert not any("later line(s)" in e for e in d.evidence_for)
 
 
-# NVIDIA/nccl-tests#166: one nccl-tests process (pid 9621) drives eight GPUs, so it holds eight ranks, one per device.
-NCCL_TESTS_ONE_PROCESS = [
-    "ubuntu:9621:9621 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : ",
-    "ubuntu:9621:9688 [3] NCCL INFO Channel 05 : 11[3] -> 12[4] via SHM/direct/direct",
-    "ubuntu:9621:9692 [7] NCCL INFO Channel 14/0 : 15[7] -> 0[0] [send] via NET/Socket/0",
+# NVIDIA/nccl-tests#273: one nccl-tests process (pid 7622) drives eight GPUs, so it holds eight ranks, one per device.
+ONE_PROCESS_EIGHT_GPUS = [
+    "dc02-p21-t208-n012:7622:7640 [4] NCCL INFO ncclCommInitRank comm 0x55555b048e40 rank 4 nranks 8 cudaDev 4 nvmlDev 4 "
+    "busId 9a000 commId 0xb1a317b2c0f1498c - Init COMPLETE",
+    "dc02-p21-t208-n012:7622:7636 [0] NCCL INFO ncclCommInitRank comm 0x55555af62920 rank 0 nranks 8 cudaDev 0 nvmlDev 0 "
+    "busId 18000 commId 0xb1a317b2c0f1498c - Init COMPLETE",
 ]
 
 
-@pytest.mark.parametrize("line, rank", [
-    (NCCL_TESTS_ONE_PROCESS[1], 11),
-    (NCCL_TESTS_ONE_PROCESS[2], 15),
-    # A receive names the printing rank second (NCCL 2.4-2.8's form, NVIDIA/nccl#367).
-    ("c6ad99331184:117277:117384 [0] NCCL INFO Ring 00 : 15 -> 0 [receive] via NET/Socket/0", 0),
-    ("gpu37:52125:52256 [0] NCCL INFO Channel 00 : 0[7000] -> 8[7000] [receive] via NET/IB/0", 8),
-])
-def test_an_nccl_channel_line_names_the_rank_that_prints_it(engine, line, rank):
-    events = engine.matcher.read_line(line, 1, "paste.log", 0, Source())
-    assert {e.source.rank for e in events if e.pattern.id in ("nccl-channel-sender", "nccl-channel-receiver")} == {rank}
-
-
-def test_a_process_holding_ranks_on_several_gpus_lends_none_to_a_line_of_another_gpu(engine):
-    # Its channel lines place ranks 11 and 15 on GPUs 3 and 7; the warning on GPU 0 is neither.
-    d = engine.analyze_text("\n".join(NCCL_TESTS_ONE_PROCESS)).diagnoses[0]
-    assert (d.initiator.line, d.initiator.host, d.initiator.rank) == (1, "ubuntu", None)
+@pytest.mark.parametrize("device, rank", [(4, 4), (0, 0), (2, None)])
+def test_a_process_holding_ranks_on_several_gpus_lends_a_line_the_rank_of_its_gpu(engine, device, rank):
+    # The process's lines on GPU 4 and 0 name ranks 4 and 0. A line of that process that names no rank (here the first
+    # line with its rank taken away, moved to `device`) takes the rank of its own GPU, and none on a GPU no line placed.
+    events = [e for i, line in enumerate(ONE_PROCESS_EIGHT_GPUS, 1)
+              for e in engine.matcher.read_line(line, i, "paste.log", 0, Source())]
+    anonymous = attrs.evolve(events[0], line=3, source=attrs.evolve(events[0].source, rank=None, device=device))
+    assert resolve_ranks([*events, anonymous])[-1].source.rank == rank
