@@ -1045,11 +1045,12 @@ ONE_PROCESS_EIGHT_GPUS = [
 ]
 
 
-@pytest.mark.parametrize("device, rank", [(4, 4), (0, 0), (2, None)])
-def test_a_process_holding_ranks_on_several_gpus_lends_a_line_the_rank_of_its_gpu(engine, device, rank):
+@pytest.mark.parametrize("lines, device, rank", [(2, 4, 4), (2, 0, 0), (2, 2, None), (2, None, None), (1, None, 4)])
+def test_a_process_holding_ranks_on_several_gpus_lends_a_line_the_rank_of_its_gpu(engine, lines, device, rank):
     # The process's lines on GPU 4 and 0 name ranks 4 and 0. A line of that process that names no rank (here the first
-    # line with its rank taken away, moved to `device`) takes the rank of its own GPU, and none on a GPU no line placed.
-    events = [e for i, line in enumerate(ONE_PROCESS_EIGHT_GPUS, 1)
+    # line with its rank taken away, moved to `device`) takes the rank of its own GPU, and none on a GPU no line placed
+    # or where it names no GPU; where the process holds one rank (only the first line), a line naming no GPU takes it.
+    events = [e for i, line in enumerate(ONE_PROCESS_EIGHT_GPUS[:lines], 1)
               for e in engine.matcher.read_line(line, i, "paste.log", 0, Source())]
     anonymous = attrs.evolve(events[0], line=3, source=attrs.evolve(events[0].source, rank=None, device=device))
     assert resolve_ranks([*events, anonymous])[-1].source.rank == rank
