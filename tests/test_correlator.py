@@ -531,6 +531,13 @@ EXCEPTION_THEN_PALS = [
     "x3005c0s37b0n0.hsn.cm.polaris.alcf.anl.gov: rank 1 exited with code 1",
 ]
 
+# sgl-project/sglang#15235 (a dev case): SGLang's launcher names the scheduler that died, then its exit status; and
+# ai-dynamo/dynamo#5048, Dynamo's worker printing both on one line.
+SGLANG_SCHEDULER_DEAD = [
+    "[12-16 14:27:08] Rank 0 scheduler is dead. Please check if there are relevant logs.",
+    "[12-16 14:27:10] Exit code: -9",
+]
+DYNAMO_SCHEDULER_DEAD = ["Error: Rank 0 scheduler is dead. Exit code: -6 (SIGABRT)"]
 
 @pytest.mark.parametrize("paste, verdict", [
     (DEEPSPEED_ONE_WORKER, ("cuda-oom", 1, 0)),
@@ -543,8 +550,11 @@ EXCEPTION_THEN_PALS = [
     (MPI_BANNER_THEN_SRUN, ("mpi-ucx-peer-unreachable", 1, 0)),
     (NCCL_TESTS_THEN_MPIRUN, ("invalid-device-ordinal", 1, 1)),
     (EXCEPTION_THEN_PALS, ("python-exception-one-rank", 1, 1)),
+    (SGLANG_SCHEDULER_DEAD, ("host-oom-kill", 2, 0)),
+    (DYNAMO_SCHEDULER_DEAD, ("unrecognised-failure", 1, 0)),
 ], ids=["deepspeed-one-worker", "deepspeed-last-of-two", "unexplained-traceback", "two-ranks-nearby",
-        "own-block-before-teardown", "launcher-names-process", "launcher-report-below"])
+        "own-block-before-teardown", "launcher-names-process", "launcher-report-below", "launcher-names-dead-scheduler",
+        "dead-scheduler-and-status-on-one-line"])
 def test_a_first_failure_that_names_no_rank_takes_it_from_its_block(engine, paste, verdict):
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert (d.id, d.initiator.line, d.initiator.rank) == verdict
