@@ -539,6 +539,7 @@ SGLANG_SCHEDULER_DEAD = [
 ]
 DYNAMO_SCHEDULER_DEAD = ["Error: Rank 0 scheduler is dead. Exit code: -6 (SIGABRT)"]
 
+
 @pytest.mark.parametrize("paste, verdict", [
     (DEEPSPEED_ONE_WORKER, ("cuda-oom", 1, 0)),
     ([*DEEPSPEED_ONE_WORKER[:2], DEEPSPEED_ONE_WORKER[2].replace("--local_rank=0", "--local_rank=1")],
