@@ -896,6 +896,27 @@ def test_in_a_world_of_one_the_failure_is_rank_0s(engine):
     assert engine.analyze_text("\n".join(lines[1:])).diagnoses[0].initiator.rank is None
 
 
+
+@pytest.mark.parametrize("command", [
+    "[manuel@nhri mpi]$ ~/openMPI/bin/mpirun -np 1 mpi_test ",  # NVIDIA/nccl#20, as pasted
+    "$ mpirun -np 1 ./sendrecv.exe",  # pmodels/mpich#4832
+])
+def test_mpirun_with_one_process_is_a_world_of_one(engine, command):
+    # NVIDIA/nccl#20: Open MPI's report of a segmentation fault under the command that started one process.
+    report = ["[nhri:08445] *** Process received signal ***",
+              "[nhri:08445] Signal: Segmentation fault (11)",
+              "[nhri:08445] Signal code: Address not mapped (1)",
+              "[nhri:08445] Failing at address: (nil)",
+              "[nhri:08445] *** End of error message ***"]
+    d = engine.analyze_text("\n".join([command, *report])).diagnoses[0]
+    assert (d.id, d.initiator.rank) == ("segfault-one-rank", 0)
+    # Without the command nothing says how many processes there were.
+    assert engine.analyze_text("\n".join(report)).diagnoses[0].initiator.rank is None
+    # Two processes (openucx/ucx#8469's command): either could be the one that crashed.
+    two = ("$ mpirun -np 2 --npernode 2 --mca btl ^openib,smcuda --mca pml ucx --mca pml_ucx_devices any "
+           "--mca pml_ucx_tls any -x LD_LIBRARY_PATH $PWD/a.out")
+    assert engine.analyze_text("\n".join([two, *report])).diagnoses[0].initiator.rank is None
+
 def test_a_bus_error_with_nccl_frames_is_dev_shm_not_an_nccl_crash(engine):
     # deepspeedai/DeepSpeed#2693 (8-way tensor parallel in a container), as pasted: UCX's backtrace through
     # ncclGroupEnd, then its SIGBUS line. NCCL frames under a segmentation fault would be nccl-library-segfault's.
