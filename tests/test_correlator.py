@@ -917,6 +917,21 @@ def test_mpirun_with_one_process_is_a_world_of_one(engine, command):
            "--mca pml_ucx_tls any -x LD_LIBRARY_PATH $PWD/a.out")
     assert engine.analyze_text("\n".join([two, *report])).diagnoses[0].initiator.rank is None
 
+
+def test_torchrun_with_one_process_on_one_node_is_a_world_of_one(engine):
+    # meta-llama/llama#436: the command, then the traceback (cut by the poster) of the one process it started.
+    command = "torchrun --nproc_per_node 1 example_chat_completion.py \\"
+    traceback = ["Traceback (most recent call last):",
+                 '  File "/home/bsp/OpenAiBase/MetaAI/llama/example_chat_completion.py", line 104, in <module>',
+                 "    fire.Fire(main)"]
+    assert engine.analyze_text("\n".join([command, *traceback])).diagnoses[0].initiator.rank == 0
+    assert engine.analyze_text("\n".join(traceback)).diagnoses[0].initiator.rank is None
+    # ultralytics/yolov5#820: one process on each of two nodes is not a world of one; the node rank places it.
+    two_nodes = ('python -m torch.distributed.launch --nproc_per_node 1 --nnodes 2 --node_rank 1 --master_addr '
+                 '"10.188.192.11" --master_port 12394 train.py --batch 16 --data coco128.yaml --epochs 300 '
+                 '--weights yolov5s.pt --device 0')
+    assert engine.analyze_text("\n".join([two_nodes, *traceback])).diagnoses[0].initiator.rank == 1
+
 def test_a_bus_error_with_nccl_frames_is_dev_shm_not_an_nccl_crash(engine):
     # deepspeedai/DeepSpeed#2693 (8-way tensor parallel in a container), as pasted: UCX's backtrace through
     # ncclGroupEnd, then its SIGBUS line. NCCL frames under a segmentation fault would be nccl-library-segfault's.
