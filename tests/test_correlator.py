@@ -896,7 +896,6 @@ def test_in_a_world_of_one_the_failure_is_rank_0s(engine):
     assert engine.analyze_text("\n".join(lines[1:])).diagnoses[0].initiator.rank is None
 
 
-
 @pytest.mark.parametrize("command", [
     "[manuel@nhri mpi]$ ~/openMPI/bin/mpirun -np 1 mpi_test ",  # NVIDIA/nccl#20, as pasted
     "$ mpirun -np 1 ./sendrecv.exe",  # pmodels/mpich#4832
@@ -931,6 +930,7 @@ def test_torchrun_with_one_process_on_one_node_is_a_world_of_one(engine):
                  '"10.188.192.11" --master_port 12394 train.py --batch 16 --data coco128.yaml --epochs 300 '
                  '--weights yolov5s.pt --device 0')
     assert engine.analyze_text("\n".join([two_nodes, *traceback])).diagnoses[0].initiator.rank == 1
+
 
 def test_a_bus_error_with_nccl_frames_is_dev_shm_not_an_nccl_crash(engine):
     # deepspeedai/DeepSpeed#2693 (8-way tensor parallel in a container), as pasted: UCX's backtrace through

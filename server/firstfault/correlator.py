@@ -183,7 +183,7 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
         if rank is None and pid is not None:
             rank = by_device.get((s.host, pid, s.device))
             # The process's rank is this line's only where the process is known on one GPU, this line's included.
-            if rank is None and len(gpus_of.get((s.host, pid), set()) | {s.device} - {None}) <= 1:
+            if rank is None and len(gpus_of.get((s.host, pid), set()) | ({s.device} - {None})) <= 1:
                 rank = by_pid.get((s.host, pid))
             if rank is None and s.host is None:
                 rank = next((r for (h, p), r in by_pid.items() if p == pid), None)
