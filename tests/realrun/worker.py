@@ -25,6 +25,8 @@ def main() -> None:
     if FAULT == "init-twice":
         dist.init_process_group("gloo")  # as a framework helper and the script each initialising
     rank = dist.get_rank()
+    if FAULT == "cuda-on-cpu-build":
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # a DDP script on a CPU-only torch
     if FAULT == "slow":
         for _ in range(120):  # a long training loop, to be stopped from outside
             dist.all_reduce(torch.ones(4))
