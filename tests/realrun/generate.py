@@ -90,7 +90,7 @@ SCENARIOS = [
     Scenario("env-master-addr-missing", "no-master-addr", "env-rendezvous-variable-missing", None),
     # Every rank raises the same error at start-up: a shared cause, no rank to blame.
     Scenario("init-twice", "init-twice", "process-group-initialized-twice", None),
-    # A GPU script on a CPU-only torch (this one): every rank's first .cuda() raises; no rank to blame.
+    # A DDP script on a CPU-only torch (this one): every rank's torch.cuda.set_device raises; no rank to blame.
     Scenario("cuda-on-cpu-build", "cuda-on-cpu-build", "torch-cpu-build", None),
     # Healthy jobs: nothing in them may be diagnosed.
     Scenario("torchrun-gloo-healthy", "none", None, None),
