@@ -371,6 +371,23 @@ def test_the_message_logged_above_a_cut_traceback_is_part_of_it(engine):
     assert "only what was logged with it" in d.evidence_against[0]
 
 
+def test_hydras_wrapper_above_a_cut_traceback_is_part_of_it(engine):
+    # hydra-ecosystem/hydra#2989, the paste's first lines: Hydra prints its wrapper, then the job's traceback; the
+    # excerpt stops in Hydra's own frames, before the exception line.
+    paste = [
+        "Error executing job with overrides: ['model.litmodule.loss=SIGLIP', 'datamodule.seed=4224422', 'launcher=icb']",
+        "Traceback (most recent call last):",
+        ' File "/ictstr01/home/icb/ghaith.mqawass/projs/phenoclip/experiments/pretrain/./experiment.py", line 85, in '
+        "<module>",
+        "  main()",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.confidence) == ("python-exception-one-rank", 0.3)
+    assert "cuts before its exception line" in d.evidence_for[0]
+    # Alone, the wrapper says only that the job failed.
+    assert engine.analyze_text(paste[0]).diagnoses[0].id == "unrecognised-failure"
+
+
 PYNCCL = "/usr/local/lib/python3.12/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py"
 KV_UTILS = "/usr/local/lib/python3.12/dist-packages/vllm/v1/core/kv_cache_utils.py"
 

@@ -13,7 +13,7 @@ from firstfault.diagnosis import Diagnosis, Location, clip, lend_rank, rank_rang
 from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
-from firstfault.roles import HEADER_ONLY, TRACEBACK, TRACEBACK_HEADER
+from firstfault.roles import HEADER_ONLY, TRACEBACK, TRACEBACK_HEADER, TRACEBACK_WRAPPERS
 
 SHOWN_TEMPLATES = 5
 UNEXPLAINED = "no reference in the library explains these"
@@ -100,7 +100,8 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     headers = {(e.input_index, e.line) for e in verdict.events if e.pattern.id == TRACEBACK_HEADER}
 
     def logged_above(e: Event) -> bool:
-        return e.pattern.id not in HEADER_ONLY and (e.input_index, e.line + 1) in headers
+        above = e.pattern.id not in HEADER_ONLY or e.pattern.id in TRACEBACK_WRAPPERS
+        return above and (e.input_index, e.line + 1) in headers
 
     if not verdict.events or not all(e.pattern.id in TRACEBACK or logged_above(e) for e in verdict.events):
         return None
