@@ -60,12 +60,16 @@ from firstfault.context import (Source, flattened_entry_source, message_end, mes
     # NVIDIA-NeMo/RL#834: a Ray worker's own name carries its training rank
     ("(MegatronPolicyWorker[rank=0] pid=4182) [f676f732498b:4182 :0:4182] Caught signal 11 (Segmentation fault: "
      "address not mapped to object at address 0x3121dc10)", Source(rank=0, pid=4182)),
+    # mosaicml/llm-foundry#1501: LLM Foundry's logging format names the global rank and the pid after the time
+    ("2024-08-30 11:06:12,920: rank0[208865][MainThread]: INFO: llmfoundry.command_utils.train: Building trainer...",
+     Source(rank=0)),
     ("plain line", Source()),
 ], ids=["torchrun-rank", "vllm-v1-rank", "vllm-v1-tp", "sglang-tp", "sglang-dp-tp", "sglang-dp-tp-ep", "openmpi-tag",
         "trtllm-rank", "skypilot-rank", "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl",
         "nccl-timestamped", "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
-        "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker", "none"])
+        "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker",
+        "llm-foundry-rank", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
     if line.rsplit(" ", 1)[-1].startswith("rank="):  # a trailing field names the rank of the whole line
@@ -210,6 +214,9 @@ def test_sources_from_file_names(path, source, attempt):
     # horovodrun's stream tag without the rank (microsoft/XPretrain#34)
     ("<stderr>:ImportError: cannot import name 'CLIPTokenizerFast' from 'transformers' "
      "(/usr/local/lib/python3.7/dist-packages/transformers/__init__.py)", "ImportError: cannot"),
+    # LLM Foundry's format after the time (mosaicml/llm-foundry#1501)
+    ("2024-08-30 11:06:12,920: rank0[208865][MainThread]: INFO: llmfoundry.command_utils.train: Building trainer...",
+     "INFO: llmfoundry"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)

@@ -99,6 +99,8 @@ _PREFIXES = (
     (re.compile(r"\[[\w.]+:\d+, rank=(\d+)\]"), "rank", ", rank="),
     # NeMo-RL's Ray workers name themselves by class and training rank: "(MegatronPolicyWorker[rank=0] pid=4182) ...".
     (re.compile(r"\(\w+\[rank=(\d+)\] pid=\d+"), "rank", "[rank="),
+    # MosaicML LLM Foundry's logging format, after the time: "rank{global rank}[{pid}][{thread}]: LEVEL: logger: ...".
+    (re.compile(r"(?<![\w\[])rank(\d+)\[\d+\]\[[^\]\s]*\]: "), "rank", "]["),
 )
 _SLURM_LABEL = re.compile(r"^\s{0,4}(\d{1,5}): ")
 _NCCL = re.compile(r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
@@ -188,6 +190,7 @@ _LEADING = re.compile(
     r"|(?:\[(?:\d+,)?\d+\])?<std(?:out|err)>:"                             # Open MPI --tag-output, Horovod
     r"|\((?:[\w.-]+(?: [\w=.-]+)*? )?pid=\d+(?:, ip=[\d.]+)?\)"          # Ray actors ("(pid=1)" in 1.x), vLLM
     r"|\((?:head|worker\d+), rank=\d+, pid=\d+(?:, ip=[\d.]+)?\)"        # SkyPilot's nodes
+    r"|:? ?rank\d+\[\d+\]\[[^\]\s]{1,64}\]:"                                 # LLM Foundry
     r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"  # vLLM
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
     r"|\[\d+/\d+(?:_\d+)?\](?= )"             # torch.compile's compile id after the logger's prefix ("[0/0]")
