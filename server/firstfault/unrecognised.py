@@ -96,7 +96,7 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     exception was raised there, but which one the input does not say. Named as the Python exception it is, at the
     unrecognised verdict's confidence, with the command that finds its exception line in the whole log. An error line
     right above the traceback's header is its message (logger.exception("WorkerProc hit an exception.") prints it
-    first), part of the same block."""
+    first) or a framework's wrapper (Hydra's), part of the same block."""
     headers = {(e.input_index, e.line) for e in verdict.events if e.pattern.id == TRACEBACK_HEADER}
 
     def logged_above(e: Event) -> bool:
