@@ -1101,3 +1101,16 @@ def test_a_process_holding_ranks_on_several_gpus_lends_a_line_the_rank_of_its_gp
               for e in engine.matcher.read_line(line, i, "paste.log", 0, Source())]
     anonymous = attrs.evolve(events[0], line=3, source=attrs.evolve(events[0].source, rank=None, device=device))
     assert resolve_ranks([*events, anonymous])[-1].source.rank == rank
+
+
+@pytest.mark.parametrize("line, reference", [
+    # rosinality/stylegan2-pytorch#233 and microsoft/Swin-Transformer#267: torch.distributed.launch raises with `cmd`
+    # left over from its launch loop, the last worker it started, whichever worker died.
+    ("subprocess.CalledProcessError: Command '['/public/home/anaconda3/envs/stylegan/bin/python', '-u', 'train.py', "
+     "'--local_rank=1', '--batch', '16', './data/']' died with <Signals.SIGSEGV: 11>.", "segfault-one-rank"),
+    ("_subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'main.py', '--local_rank=3', '--cfg', "
+     "'configs/swin/swin_tiny_patch4_window7_224.yaml']' died with <Signals.SIGKILL: 9>.", "host-oom-kill"),
+])
+def test_the_legacy_launchers_command_does_not_name_the_rank_that_died(engine, line, reference):
+    top = engine.analyze_text(line).diagnoses[0]
+    assert top.id == reference and top.initiator.rank is None
