@@ -2,6 +2,7 @@ import pytest
 
 from firstfault.context import (Source, flattened_entry_source, message_end, message_start, parse_line, parse_time,
                                 source_from_path, summary_entry_source)
+from firstfault.matcher import starts_a_line
 
 
 @pytest.mark.parametrize("line, source", [
@@ -255,3 +256,18 @@ def test_a_pattern_that_reads_to_the_end_of_the_line_fits_a_bold_paste(engine):
     # InternLandMark/LandMark#61: the shell's report of a SIGKILL, put in bold by the poster.
     assert engine.analyze_text("**Killed**").diagnoses[0].id == "host-oom-kill"
     assert engine.analyze_text("Killed**").diagnoses == ()
+
+
+@pytest.mark.parametrize("regex, anchored", [
+    # cudnn-status-execution-failed: cuDNN's own error log is one branch of three
+    (r"(?:(?i:cudnn error)|^[Ee]! +Error|XlaRuntimeError: [A-Z_]+): (?P<status>CUDNN_STATUS_EXECUTION_FAILED)", True),
+    (r"(?:^\s*|\] +|\.\w+:\d+: )Check failed: (?P<message>\S.*)", True),  # glog-check-failed
+    (r"^\s*(?P<signal>Aborted|Illegal instruction)", True),
+    # carets that anchor nothing: a negated class, an escaped caret
+    (r"(?<![^\s:])(?P<rank>\d+): \[", False),
+    (r"Call to (?P<op>recv) from (?P<peer>[^\s<%\"]+)", False),
+    (r"x\^y", False),
+])
+def test_a_regex_anchored_in_any_branch_is_tried_again_after_the_prefixes(regex, anchored):
+    assert starts_a_line(regex) is anchored
+

@@ -208,7 +208,17 @@ class _Searcher:
         compiled = getattr(pattern.regex, "compiled", None) or pattern.regex
         library = isinstance(compiled, re.Pattern)  # user patterns (userregex) keep no guard and their time limit
         return cls(guard(compiled) if library else (), compiled.search if library else pattern.regex.search,
-                   pattern.regex.pattern.startswith("^"))
+                   starts_a_line(pattern.regex.pattern))
+
+
+# Escapes and character classes ("[^\\s]") hold carets that are not anchors.
+_NOT_AN_ANCHOR = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]")
+
+
+def starts_a_line(regex: str) -> bool:
+    """Whether the regex anchors at the start of a line anywhere ("^RuntimeError", "(?:Error: |^\\s*)network"): such
+    a branch reads the message after a launcher's prefix too, so the regex is tried again there."""
+    return "^" in _NOT_AN_ANCHOR.sub("", regex)
 
 
 def replaces_catch_all(pattern: Pattern) -> bool:
