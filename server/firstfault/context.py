@@ -203,6 +203,7 @@ _LEADING = re.compile(
     r"|\[\d{1,3}(?:;\d{1,3})*m"                   # a colour code whose ESC the paste lost (Ray's "[36m(task pid=1)[0m")
     r"|>|\*\*|`{1,3}"                       # a paste's Markdown: a quote, bold, a code span around the line
     r"|E {3,}(?=\S)"                        # pytest's explanation of a failed test ("E       RuntimeError: ...")
+    r"|\"message\": \"(?=[\w.]{1,200}: )"          # torchelastic's error record printed as JSON (the exception line)
     r")")
 # What a launcher puts at the very start of each line: Slurm's --label task number, pdsh's host (DeepSpeed's
 # multi-node runner); `docker compose logs`' service name ("trainer-1  | ", "trainer_1  | " before Compose v2) and
