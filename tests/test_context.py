@@ -221,6 +221,9 @@ def test_sources_from_file_names(path, source, attempt):
     # torch 1.9's error handler logs the worker's error record as JSON when no error file is set
     # (ultralytics/yolov5#12357): the exception line is the inner "message" value
     ('    "message": "RuntimeError: Address already in use",', "RuntimeError: Address already in use"),
+    # a service's output through journalctl: time, host, program[pid] (Janrupf/stable-diffusion-webui-nix#9)
+    ("Oct 04 15:02:41 llm sd-webui-forge-start[394]: RuntimeError: CUDA error: no kernel image is available for "
+     "execution on the device", "RuntimeError: CUDA error"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     assert line[message_start(line):].startswith(message)
