@@ -276,4 +276,3 @@ def test_a_pattern_that_reads_to_the_end_of_the_line_fits_a_bold_paste(engine):
 ])
 def test_a_regex_anchored_in_any_branch_is_tried_again_after_the_prefixes(regex, anchored):
     assert starts_a_line(regex) is anchored
-

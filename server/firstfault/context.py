@@ -195,9 +195,10 @@ _LEADING = re.compile(
     r"|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? [\w./-]+:\d+\]"  # glog, PyTorch's c10 logger
     r"|\[\d+/\d+(?:_\d+)?\](?= )"             # torch.compile's compile id after the logger's prefix ("[0/0]")
     r"|[\w.-]{1,255}(?:/[\w.-]{1,255}){1,64}\.py:\d{1,7}\](?= )"  # a logger's prefix the paste cut ("pkg/x.py:12] ")
-    # a service's output as journalctl prints it: time, host, program[pid] ("Oct 04 15:02:41 llm sd-webui-forge-start[394]: ")
-    r"|(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:?\d\d)?) [\w.-]{1,255} [\w./@-]{1,100}"
-    r"\[\d{1,10}\]:(?= )"
+    # a service's output as journalctl prints it, short or short-iso: time, host, program[pid]
+    # ("Oct 04 15:02:41 llm sd-webui-forge-start[394]: ")
+    r"|(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:?\d\d)?)"
+    r" [\w.-]{1,255} [\w./@-]{1,100}\[\d{1,10}\]:(?= )"
     r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"  # ISO date and time
     r"|(?:[A-Z][a-z]{2} [ \d]\d )?\d\d:\d\d:\d\d(?:\.\d+)?(?= )"  # CI output, syslog: "Dec 03 17:59:26 ", "02:21:53 "
     r"|[IWEDC] \d\d-\d\d \d\d:\d\d:\d\d [\w./-]+:\d+\]"  # SkyPilot's logger: "I 09-12 22:49:49 file.py:497]"
