@@ -14,11 +14,11 @@ from firstfault.model import UNRECOGNISED
 FAILURE_ROLES = ("cause", "symptom")
 TRACEBACK_HEADER = "traceback-header"
 TRACEBACK = (TRACEBACK_HEADER, "traceback-frame")  # a Python traceback's lines above its exception line
-# Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's
-# error trace, is what explains it; Hydra's wrapper precedes the traceback).
-HEADER_ONLY = (*TRACEBACK, "nccl-error-return", "hydra-job-error")
 # Wrappers a framework prints on the line above the traceback it wraps: part of that traceback's block.
 TRACEBACK_WRAPPERS = ("hydra-job-error",)
+# Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's
+# error trace, is what explains it; Hydra's wrapper precedes the traceback).
+HEADER_ONLY = (*TRACEBACK, "nccl-error-return", *TRACEBACK_WRAPPERS)
 # A launch that failed on another host (ssh refused, its daemon not started): the job never ran there, so a launcher
 # banner after it is the other hosts starting (colossalai run starts torchrun on each host), not a restart.
 REMOTE_LAUNCH_FAILURES = frozenset({"deepspeed-ssh-unreachable", "mpi-daemon-launch-failed"})
