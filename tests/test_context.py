@@ -117,6 +117,15 @@ def test_summary_entry_source_reads_rank_host_and_root_cause_heading():
     assert summary_entry_source(above[:5] + ["Failures:"]) == (Source(rank=1, local_rank=1, host="node7"), False)
 
 
+def test_summary_entry_under_a_launchers_label_reads_the_same():
+    # DeepSpeed's pdsh runner and `docker compose logs` put a label before every line the node prints
+    above = ["  exitcode  : 1 (pid: 2237) ", "  rank      : 1 (local_rank: 1)", "  host      : node7",
+             "  time      : 2026-12-02_18:27:09", "[0]:", "Root Cause (first observed failure):"]
+    for label in ("worker-1: ", "trainer-1  | "):
+        assert summary_entry_source([label + line for line in above]) == (
+            Source(rank=1, local_rank=1, host="node7"), True)
+
+
 # Entries that lost their line breaks or alignment in a paste or a log console (AMVUR#2, litData#340).
 @pytest.mark.parametrize("line, source", [
     ("  | 2024-08-23T22:22:58.879Z | [2]: time : 2024-08-23_22:22:58 host : algo-2 rank : 2 (local_rank: 2) exitcode "
@@ -226,6 +235,16 @@ def test_sources_from_file_names(path, source, attempt):
      "execution on the device", "RuntimeError: CUDA error"),
 ])
 def test_message_start_skips_launcher_and_logger_prefixes(line, message):
+    assert line[message_start(line):].startswith(message)
+
+
+@pytest.mark.parametrize("line, message", [
+    # `docker compose logs` puts the service name before the line as printed (AbdBarho/stable-diffusion-webui-docker#162):
+    # a traceback's frame keeps its indentation, as it has without the label
+    ('webui-docker-auto-1  |   File "/stable-diffusion-webui/repositories/stable-diffusion/../../webui.py", line 137, '
+     'in <module>', '  File "/stable-diffusion-webui/'),
+])
+def test_a_line_label_keeps_the_indentation_of_the_line_it_labels(line, message):
     assert line[message_start(line):].startswith(message)
 
 

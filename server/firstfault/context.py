@@ -215,7 +215,7 @@ _LEADING = re.compile(
 # message itself). Bounded: a label is a task number or a host name, and on a line of megabytes without a space an
 # unbounded run backtracks through all of it (0.2 s per pattern on the hostile 200 MB line).
 _LINE_LABEL = re.compile(r"\s{0,4}(?:(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]{0,62}"
-                         r"(?:\.[\w-]{1,63}){0,126}): |[A-Za-z0-9][\w.-]{0,126}(?:@[\w.-]{1,126})? {1,40}\| )(?=\S)")
+                         r"(?:\.[\w-]{1,63}){0,126}): |[A-Za-z0-9][\w.-]{0,126}(?:@[\w.-]{1,126})? {1,40}\| )(?=[ \t]{0,80}\S)")
 
 
 _SPACES = re.compile(r"\s*")
@@ -224,10 +224,12 @@ _SPACES = re.compile(r"\s*")
 def message_start(line: str) -> int:
     """The column where the message begins, after a launcher's line label and the prefixes in _LEADING (0 when
     there are none)."""
-    pos = m.end() if (m := _LINE_LABEL.match(line)) else 0
+    pos = label = m.end() if (m := _LINE_LABEL.match(line)) else 0
     while (m := _LEADING.match(line, pos)) and m.end() > pos:
         pos = m.end()
-    return _SPACES.match(line, pos).end() if pos else 0
+    if pos == label:  # the line as printed, after its label: its indentation kept, as without the label
+        return label
+    return _SPACES.match(line, pos).end()
 
 
 # The closing half of the Markdown a paste put around the line ("**Killed**", "`Killed`").
@@ -252,8 +254,15 @@ _FLAT_HOST = re.compile(r"(?<![\w-])host\s*:\s*([\w.-]+)\s+rank\b")
 _SUMMARY_HEADER = re.compile(r"^\s{0,4}\[\d+\]:\s*$")
 
 
+def _unlabelled(line: str) -> str:
+    """A summary line without the label a launcher put before it (pdsh's "worker-1:   rank      : 8 ...")."""
+    if _SUMMARY_FIELD.match(line) or _SUMMARY_HEADER.match(line) or not (m := _LINE_LABEL.match(line)):
+        return line
+    return line[m.end():]
+
+
 def is_summary_field(line: str) -> bool:
-    return bool(_SUMMARY_FIELD.match(line))
+    return bool(_SUMMARY_FIELD.match(_unlabelled(line)))
 
 
 def flattened_entry_source(line: str) -> Source:
@@ -269,7 +278,7 @@ def summary_entry_source(previous: list[str]) -> tuple[Source, bool]:
     first), and whether the entry is the one headed "Root Cause (first observed failure)"."""
     rank = local = host = None
     root_cause = False
-    for i, line in enumerate(previous):
+    for i, line in enumerate(map(_unlabelled, previous)):
         if m := _SUMMARY_RANK.match(line):
             rank, local = bounded(m.group(1)), bounded(m.group(2))
         elif m := _SUMMARY_HOST.match(line):
