@@ -243,8 +243,10 @@ def test_message_start_skips_launcher_and_logger_prefixes(line, message):
     # a traceback's frame keeps its indentation, as it has without the label
     ('webui-docker-auto-1  |   File "/stable-diffusion-webui/repositories/stable-diffusion/../../webui.py", line 137, '
      'in <module>', '  File "/stable-diffusion-webui/'),
+    # torchrun's rank prefix and the one space after it; the frame's own two spaces stay (meta-llama/llama-cookbook#949)
+    ('[rank1]:   File "/Volume1/ocr/codes/finetuning_llama/finetuning2.py", line 8, in <module>', '  File "/Volume1/'),
 ])
-def test_a_line_label_keeps_the_indentation_of_the_line_it_labels(line, message):
+def test_a_prefix_keeps_the_indentation_of_the_line_it_precedes(line, message):
     assert line[message_start(line):].startswith(message)
 
 

@@ -218,18 +218,15 @@ _LINE_LABEL = re.compile(r"\s{0,4}(?:(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exceptio
                          r"(?:\.[\w-]{1,63}){0,126}): |[A-Za-z0-9][\w.-]{0,126}(?:@[\w.-]{1,126})? {1,40}\| )(?=[ \t]{0,80}\S)")
 
 
-_SPACES = re.compile(r"\s*")
-
-
 def message_start(line: str) -> int:
     """The column where the message begins, after a launcher's line label and the prefixes in _LEADING (0 when
     there are none)."""
     pos = label = m.end() if (m := _LINE_LABEL.match(line)) else 0
     while (m := _LEADING.match(line, pos)) and m.end() > pos:
         pos = m.end()
-    if pos == label:  # the line as printed, after its label: its indentation kept, as without the label
-        return label
-    return _SPACES.match(line, pos).end()
+    if pos > label and line[pos:pos + 1] == " ":
+        pos += 1  # the space that separates a prefix from the line it precedes
+    return pos  # the line as printed after its prefixes: its indentation kept, as without them
 
 
 # The closing half of the Markdown a paste put around the line ("**Killed**", "`Killed`").
