@@ -58,3 +58,12 @@ def test_a_healthy_test_stays_quiet(engine):
 def test_a_matrix_cut_before_its_rows_decides_nothing(engine):
     # The P2P=Enabled header with no rows under it: nothing to compare.
     assert not engine.analyze_text(SLOW.split("     0 673.49")[0]).diagnoses
+
+
+def test_the_test_run_through_a_launcher_reads_the_same(engine):
+    # `srun --label` and pdsh put the task or host before every line the test prints
+    for label in ("0: ", "node3: "):
+        labelled = "\n".join(label + line for line in SLOW.splitlines())
+        top = engine.analyze_text(labelled).diagnoses[0]
+        assert (top.id, top.initiator.line) == ("p2p-acs-iommu-hang", 11)
+        assert "median 1.91 GB/s, against 13.15 GB/s" in top.evidence_for[0]
