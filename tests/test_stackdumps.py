@@ -64,6 +64,14 @@ def test_the_process_that_is_not_in_the_collective_is_the_one_the_others_wait_fo
                                         "is elsewhere")
 
 
+def test_dumps_taken_through_a_launcher_read_the_same(engine):
+    # `pdsh -w node[1-2] py-spy dump ...` and `srun --label py-spy dump ...` put the host or task before every line
+    for label in ("node1: ", "0: "):
+        paste = "\n".join(label + line if line else line for line in [*IN_BROADCAST, "", *IN_TRAIN])
+        d = engine.analyze_text(paste).diagnoses[0]
+        assert (d.id, d.initiator.line, d.initiator.pid) == ("collective-timeout", 10, 835990)
+
+
 def test_processes_waiting_in_different_collectives_took_different_paths(engine):
     d = engine.analyze_text("\n".join([*IN_BROADCAST, "", *IN_ALL_GATHER])).diagnoses[0]
     assert (d.id, d.possible) == ("mismatched-collectives", True)

@@ -229,6 +229,11 @@ def message_start(line: str) -> int:
     return pos  # the line as printed after its prefixes: its indentation kept, as without them
 
 
+def after_prefixes(line: str) -> str:
+    """The line as its program printed it: without the labels and prefixes in front (message_start)."""
+    return line[message_start(line):]
+
+
 # The closing half of the Markdown a paste put around the line ("**Killed**", "`Killed`").
 _CLOSING_MARKDOWN = re.compile(r"(?:\*\*|`{1,3})\s*$")
 

@@ -18,7 +18,7 @@ import re
 
 import attrs
 
-from firstfault.context import message_start
+from firstfault.context import after_prefixes
 
 # What a thread is doing, by the functions its frames name; the first phase (in this order) that any frame names wins:
 # a watchdog thread that aborts the communicator is in the abort, not idling as a watchdog.
@@ -82,15 +82,15 @@ class Thread:
 
 
 def has_thread_headers(lines: list[str]) -> bool:
-    return any(_GDB_THREAD.match(_message(line)) or _LLDB_THREAD.match(_message(line)) for line in lines)
+    return any(_GDB_THREAD.match(after_prefixes(line)) or _LLDB_THREAD.match(after_prefixes(line)) for line in lines)
 
 
 def native_thread(lines: list[str], at: int, bare: bool) -> Thread | None:
     """The thread whose first frame shown is lines[at] (its innermost, #0, or the first a paste kept), from its frames
     and the header a few lines above; None for a frame inside a thread's list. `bare`: no thread headers in `lines`."""
-    lldb = _LLDB_FRAME.match(_message(lines[at])) is not None
-    if not lldb and at > 0 and (_GDB_FRAME.match(_message(lines[at - 1]).strip())
-                                or _message(lines[at - 1])[:1].isspace() and lines[at - 1].strip()):
+    lldb = _LLDB_FRAME.match(after_prefixes(lines[at])) is not None
+    if not lldb and at > 0 and (_GDB_FRAME.match(after_prefixes(lines[at - 1]).strip())
+                                or after_prefixes(lines[at - 1])[:1].isspace() and lines[at - 1].strip()):
         return None
     frames = _lldb_frames(lines, at) if lldb else _gdb_frames(lines, at)
     if not frames:
@@ -116,9 +116,9 @@ def classify(functions: list[str], thread: int | None = None, pid: str = "") -> 
 
 def _gdb_frames(lines: list[str], at: int) -> list[str]:
     frames: list[str] = []
-    start = int(m["n"]) if (m := _GDB_FRAME.match(_message(lines[at]).strip())) else 0
+    start = int(m["n"]) if (m := _GDB_FRAME.match(after_prefixes(lines[at]).strip())) else 0
     for i in range(at, min(len(lines), at + _MAX_FRAMES)):
-        line = _message(lines[i])
+        line = after_prefixes(lines[i])
         stripped = line.strip()
         m = _GDB_FRAME.match(stripped)
         if m and int(m["n"]) == start + len(frames):
@@ -131,13 +131,14 @@ def _gdb_frames(lines: list[str], at: int) -> list[str]:
 
 
 def _next_frame(lines: list[str], at: int, n: int) -> bool:
-    return at < len(lines) and (m := _GDB_FRAME.match(_message(lines[at]).strip())) is not None and int(m["n"]) == n
+    m = _GDB_FRAME.match(after_prefixes(lines[at]).strip()) if at < len(lines) else None
+    return m is not None and int(m["n"]) == n
 
 
 def _lldb_frames(lines: list[str], at: int) -> list[str]:
     frames: list[str] = []
     for line in lines[at:at + _MAX_FRAMES]:
-        if not (m := _LLDB_FRAME.match(_message(line))) or int(m["n"]) != len(frames):
+        if not (m := _LLDB_FRAME.match(after_prefixes(line))) or int(m["n"]) != len(frames):
             break
         frames.append(m["text"])
     return frames
@@ -147,17 +148,12 @@ def _header(lines: list[str], at: int) -> tuple[int | None, str, str]:
     """The thread number, process id and thread name from the header just above the frames (gdb may print the stop
     location and its prompt between them)."""
     for back in range(at - 1, max(-1, at - 4), -1):
-        if m := _GDB_THREAD.match(_message(lines[back])) or _LLDB_THREAD.match(_message(lines[back])):
+        if m := _GDB_THREAD.match(after_prefixes(lines[back])) or _LLDB_THREAD.match(after_prefixes(lines[back])):
             thread = int(m["thread"])
             groups = m.groupdict()
             pid = groups.get("pid") or (groups.get("lwp") if thread == 1 else None) or ""
             return thread, pid, groups.get("name") or ""
     return None, "", ""
-
-
-def _message(line: str) -> str:
-    """The line after what a launcher put in front of it ("[rank0]:", "[1,0]<stderr>:")."""
-    return line[message_start(line):]
 
 
 def _name(text: str) -> str:

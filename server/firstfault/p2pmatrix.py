@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import statistics
 
-from firstfault.context import message_start
+from firstfault.context import after_prefixes
 from firstfault.diagnosis import Diagnosis, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Reference
@@ -39,14 +39,11 @@ def matrix_medians(lines: list[str], first: int, scan: ScanResult) -> None:
 
 def _off_diagonal(lines: list[str], start: int) -> list[float]:
     """The figures of the matrix below a header, without each GPU's copy to itself."""
-    def message(at: int) -> str:  # a matrix printed through srun --label or pdsh keeps its launcher's label
-        return lines[at][message_start(lines[at]):]
-
     at = start
-    if at < len(lines) and _COLUMNS.match(message(at)):
+    if at < len(lines) and _COLUMNS.match(after_prefixes(lines[at])):
         at += 1
     figures = []
-    while at < len(lines) and (m := _ROW.match(message(at))):
+    while at < len(lines) and (m := _ROW.match(after_prefixes(lines[at]))):
         row = int(m[1])
         figures += [float(v) for column, v in enumerate(m[2].split()) if column != row]
         at += 1

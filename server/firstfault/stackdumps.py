@@ -23,7 +23,7 @@ from functools import cache
 import attrs
 
 from firstfault.commands import fill, own_inputs
-from firstfault.context import message_start
+from firstfault.context import after_prefixes
 from firstfault.diagnosis import Diagnosis, clip, lead_without_failure
 from firstfault.matcher import Event, ScanResult
 from firstfault.model import Command, Reference
@@ -153,9 +153,9 @@ def _distributed(file: str) -> bool:
 def _pyspy_frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
     frames = []
     while at < len(lines):
-        if m := _FRAME.match(lines[at]):
+        if m := _FRAME.match(line := after_prefixes(lines[at])):
             frames.append((m["function"], m["file"], m["line"] or ""))
-        elif not _LOCALS.match(lines[at]):
+        elif not _LOCALS.match(line):
             break
         at += 1
     return frames
@@ -163,7 +163,7 @@ def _pyspy_frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
 
 def _fault_frames(lines: list[str], at: int) -> list[tuple[str, str, str]]:
     frames = []
-    while at < len(lines) and (m := _FAULT_FRAME.match(lines[at][message_start(lines[at]):].lstrip())):
+    while at < len(lines) and (m := _FAULT_FRAME.match(after_prefixes(lines[at]).lstrip())):
         frames.append((m["function"], m["file"], m["line"]))
         at += 1
     return frames
@@ -178,7 +178,7 @@ def _pid(lines: list[str], at: int, tid: str) -> str:
     """The "Process P:" header a few lines above (py-spy prints it, then the Python version, then a blank line); else
     the main thread's id where it is the OS thread id (decimal, Linux), which for the main thread is the pid."""
     for back in range(at - 1, max(-1, at - 4), -1):
-        if m := _PROCESS.match(lines[back]):
+        if m := _PROCESS.match(after_prefixes(lines[back])):
             return m["pid"]
     return tid if tid.isdigit() else ""
 
