@@ -49,6 +49,9 @@ from firstfault.matcher import starts_a_line
     # vllm-project/vllm#34259 (expert parallelism), Lightning-AI/pytorch-lightning#20542 (rank_prefixed_message)
     ("(Worker_TP0_EP0 pid=1760334) ERROR 02-10 17:01:40 [multiproc_executor.py:863] RuntimeError: Triton Error",
      Source(rank=0, pid=1760334)),
+    # vllm-project/vllm#27440: DP 4 x TP 2 with expert parallelism, the EP rank counts across both
+    ('(Worker_DP3_TP0_EP6 pid=11528) ERROR 10-23 04:29:35 [multiproc_executor.py:671]     return self.runnable(*args, '
+     '**kwargs)', Source(rank=6, pid=11528)),
     ("[rank: 0] Received SIGTERM: 15", Source(rank=0)),
     # NVIDIA-Merlin/HugeCTR#287 (3.3) and #429 (4.x)
     ("[HUGECTR][08:46:21][WARNING][RANK0]: The model name is not specified when creating the solver.", Source(rank=0)),
@@ -69,7 +72,7 @@ from firstfault.matcher import starts_a_line
         "trtllm-rank", "skypilot-rank", "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl",
         "nccl-timestamped", "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
-        "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker",
+        "vllm-v1-dp-tp-ep", "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker",
         "llm-foundry-rank", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source

@@ -80,9 +80,12 @@ _PREFIXES = (
     (re.compile(r"^\s{0,4}\[(\d{1,6})\]:(?=\S)"), "rank", "]:"),
     # Open MPI --tag-output "[jobid,rank]<stderr>:"; Horovod's own launcher "[rank]<stderr>:".
     (re.compile(r"\[(?:\d+,)?(\d+)\]<std(?:out|err)>:"), "rank", "]<std"),
-    # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)", with expert
-    # parallelism "(Worker_TP0_EP0 pid=4)".
-    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+)(?:_EP\d+)? pid=\d+\)"), "rank", " pid="),
+    # vLLM workers: "(VllmWorker rank=0 pid=1)" (v1, 0.8), "(VllmWorker TP1 pid=2)", "(Worker_TP0 pid=3)". Later
+    # versions name a worker "Worker", then _DP, _PP, _PCP, _TP, _DCP and _EP with its rank in each group that has more
+    # than one (vllm/v1/executor/multiproc_executor.py): the TP rank is the worker's rank when only TP splits the
+    # world, the EP rank (its rank across DP x TP) when no pipeline stage does ("(Worker_DP3_TP0_EP6 pid=5)").
+    (re.compile(r"\((?:VllmWorker(?:Process)?|Worker)(?: rank=| TP|_TP)(\d+)(?:_DCP\d+)? pid=\d+\)"), "rank", " pid="),
+    (re.compile(r"\(Worker(?:_DP\d+)?(?:_PCP\d+)?(?:_TP\d+)?(?:_DCP\d+)?_EP(\d+) pid=\d+\)"), "rank", "_EP"),
     # Lightning's rank_prefixed_message (lightning/fabric/utilities/rank_zero.py): "[rank: 1] Seed set to 42".
     (re.compile(r"\[rank: (\d+)\]"), "rank", "[rank: "),
     # HugeCTR's logger: "[HUGECTR][08:46:21][WARNING][RANK0]: " (3.x), "[HCTR][14:56:35.473][ERROR][RK0][main]: " (4.x).
