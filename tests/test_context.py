@@ -72,8 +72,8 @@ from firstfault.matcher import starts_a_line
         "trtllm-rank", "skypilot-rank", "olmo-rank", "tgi-rank-field", "horovod-tag",
         "torchrun-tee-local-rank", "torchrun-rank-cut", "srun-label", "torchrun-rank-template", "mpirun-and-nccl", "nccl",
         "nccl-timestamped", "watchdog-rank", "pg-rank", "elastic-glog-pid", "ray-pid", "syslog-host", "vllm-v1-tp-ep",
-        "vllm-v1-dp-tp-ep", "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid", "nemo-rl-worker",
-        "llm-foundry-rank", "none"])
+        "vllm-v1-dp-tp-ep", "lightning-rank", "hugectr-3", "hugectr-4", "openmpi-host-pid", "ucx-host-pid",
+        "nemo-rl-worker", "llm-foundry-rank", "none"])
 def test_line_sources(line, source):
     assert parse_line(line).source_at(len(line) - 1) == source
     if line.rsplit(" ", 1)[-1].startswith("rank="):  # a trailing field names the rank of the whole line
@@ -242,8 +242,8 @@ def test_message_start_skips_launcher_and_logger_prefixes(line, message):
 
 
 @pytest.mark.parametrize("line, message", [
-    # `docker compose logs` puts the service name before the line as printed (AbdBarho/stable-diffusion-webui-docker#162):
-    # a traceback's frame keeps its indentation, as it has without the label
+    # `docker compose logs` puts the service name before the line as printed
+    # (AbdBarho/stable-diffusion-webui-docker#162): a traceback's frame keeps its indentation, as without the label
     ('webui-docker-auto-1  |   File "/stable-diffusion-webui/repositories/stable-diffusion/../../webui.py", line 137, '
      'in <module>', '  File "/stable-diffusion-webui/'),
     # torchrun's rank prefix and the one space after it; the frame's own two spaces stay (meta-llama/llama-cookbook#949)

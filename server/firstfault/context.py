@@ -218,7 +218,8 @@ _LEADING = re.compile(
 # message itself). Bounded: a label is a task number or a host name, and on a line of megabytes without a space an
 # unbounded run backtracks through all of it (0.2 s per pattern on the hostile 200 MB line).
 _LINE_LABEL = re.compile(r"\s{0,4}(?:(?:\d{1,5}|(?![\w.]{0,253}(?:Error|Exception|Warning)\b)[A-Za-z0-9][\w-]{0,62}"
-                         r"(?:\.[\w-]{1,63}){0,126}): |[A-Za-z0-9][\w.-]{0,126}(?:@[\w.-]{1,126})? {1,40}\| )(?=[ \t]{0,80}\S)")
+                         r"(?:\.[\w-]{1,63}){0,126}): |[A-Za-z0-9][\w.-]{0,126}(?:@[\w.-]{1,126})? {1,40}\| )"
+                         r"(?=[ \t]{0,80}\S)")
 
 
 def message_start(line: str) -> int:
