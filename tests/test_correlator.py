@@ -309,6 +309,34 @@ def test_a_specific_failure_earlier_in_the_block_beats_the_generic_exception_tha
     assert engine.analyze_text("\n".join(lines[::-1])).diagnoses[0].id == "python-exception-one-rank"
 
 
+def test_a_specific_failure_further_down_the_same_exception_chain_beats_the_catch_all_above_it(engine):
+    # nerfstudio-project/nerfstudio#2685, as pasted: the prebuilt module's ImportError, then (while handling it) the
+    # JIT build of the same extension failing in ninja. The build is why the import had nothing to load.
+    paste = [
+        "Traceback (most recent call last):",
+        '  File "/home/pablo/micromamba/envs/nerfstudio/lib/python3.10/site-packages/gsplat/cuda/_backend.py", line '
+        "56, in <module>",
+        "    from gsplat import csrc as _C",
+        "ImportError: cannot import name 'csrc' from 'gsplat' (/home/pablo/micromamba/envs/nerfstudio/lib/python3.10/"
+        "site-packages/gsplat/__init__.py)",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/home/pablo/micromamba/envs/nerfstudio/lib/python3.10/site-packages/torch/utils/cpp_extension.py", '
+        "line 1893, in _run_ninja_build",
+        "    subprocess.run(",
+        '  File "/home/pablo/micromamba/envs/nerfstudio/lib/python3.10/subprocess.py", line 526, in run',
+        "    raise CalledProcessError(retcode, process.args,",
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line) == ("torch-extension-build-failed", 13)
+    # Without the chain's marker the two tracebacks are two failures, and the first one stays first.
+    apart = paste[:5] + paste[7:]
+    assert engine.analyze_text("\n".join(apart)).diagnoses[0].id == "python-exception-one-rank"
+
+
 def test_a_verdict_on_a_catch_all_line_alone_claims_less_than_one_on_a_signature(engine):
     # The lines of the test above: a plain exception says what failed, not why; gloo's connect error is a signature.
     from firstfault.correlator import GENERIC_CONFIDENCE

@@ -40,6 +40,7 @@ WORKER_EMITTERS_EXCLUDED = ("torchelastic",)
 LOST_PEER = "lost-peer"  # tag of references whose lines report a connection another process closed
 MISMATCH = "mismatched-collectives"
 PYTHON_EXCEPTION = "python-exception-one-rank"
+CHAINED = "python-exception-chained"  # CPython's line between two tracebacks of one exception chain
 CONTINUATION_LINES = 2  # how far a wrapped exception message goes on below its first line
 REASON_ELSEWHERE = "reason-elsewhere"  # tag of references that report a result code whose reason is another line
 EXIT_REPORT = "exit-report"  # tag of references whose lines are a launcher's report of a process that already failed
@@ -273,7 +274,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     # equals, the one the log does not contradict leads.
     hypotheses.sort(key=lambda h: (h.tier, h.strength(), any(p in present_patterns for p in h.reference.against),
                                    event_key(h.failures()[0])))
-    if (specific := _specific_in_same_block(hypotheses)) is not None:
+    if (specific := _specific_in_same_block(hypotheses, events)) is not None:
         hypotheses.remove(specific)
         hypotheses.insert(0, specific)
     elif (waited := _timeout_before_lost_peer(hypotheses)) is not None:
@@ -628,20 +629,24 @@ def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str
     return out
 
 
-def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
+def _specific_in_same_block(hypotheses: list[Hypothesis], events: list[Event]) -> Hypothesis | None:
     """When the top hypothesis rests only on a catch-all line (an exception class and message), a specific
     failure earlier in the same block — the same input and rank, within a traceback's reach — is the cause that
     line wraps (Python prints a chain's first exception first), and so is one on the next lines, where a
     multi-line message goes on (gloo's "[enforce fail at ...]" then its reason), and one on the line itself (a
-    specific reading that counts only beside another line keeps the catch-all one too). A reference tagged
-    reason-elsewhere (a result code whose reason NCCL prints in its own WARN before it, or after 'Last error:')
-    yields to a specific failure on either side of it."""
+    specific reading that counts only beside another line keeps the catch-all one too), and one further down the
+    same exception chain (past CPython's "During handling of the above exception" or "The above exception was the
+    direct cause"), where it is no later stage of the failure (a timeout or a launcher's report). A reference
+    tagged reason-elsewhere (a result code whose reason NCCL prints in its own WARN before it, or after 'Last
+    error:') yields to a specific failure on either side of it."""
     top = hypotheses[0]
     failures = top.failures()
     either_side = REASON_ELSEWHERE in top.reference.tags
     if not failures or not (either_side or top.catch_all_only()):
         return None
     anchor = failures[0]
+    chained = [e.line for e in events if e.pattern.id == CHAINED and e.input_index == anchor.input_index
+               and anchor.line < e.line <= anchor.line + BLOCK_LINES]
     # A catch-all whose message is printed below it (mp.spawn's ProcessRaisedException, then the child's traceback)
     # wraps whatever the block under it says.
     below = BLOCK_LINES if anchor.pattern.continuation else CONTINUATION_LINES
@@ -654,7 +659,9 @@ def _specific_in_same_block(hypotheses: list[Hypothesis]) -> Hypothesis | None:
                 continue  # a launcher's teardown after the error is no reason for it
             # A launcher's report below the exception (mpiexec's "rank N exited with code 1") is its aftermath,
             # never the rest of its message.
-            after = -below <= distance < 0 and EXIT_REPORT not in other.reference.tags
+            after = ((-below <= distance < 0 or (distance < 0 and other.tier <= top.tier
+                                                 and any(line < e.line for line in chained)))
+                     and EXIT_REPORT not in other.reference.tags)
             if (e.input_index == anchor.input_index and (0 <= distance or after or (either_side and distance < 0))
                     and abs(distance) <= BLOCK_LINES
                     and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
