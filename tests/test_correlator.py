@@ -335,6 +335,11 @@ def test_a_specific_failure_further_down_the_same_exception_chain_beats_the_catc
     # Without the chain's marker the two tracebacks are two failures, and the first one stays first.
     apart = paste[:5] + paste[7:]
     assert engine.analyze_text("\n".join(apart)).diagnoses[0].id == "python-exception-one-rank"
+    # Under PyTorch's rank prefix the chain holds; a marker another rank printed links nothing.
+    ranked = [f"[rank0]: {line}" for line in paste]
+    assert engine.analyze_text("\n".join(ranked)).diagnoses[0].id == "torch-extension-build-failed"
+    ranked[5] = f"[rank1]: {paste[5]}"
+    assert engine.analyze_text("\n".join(ranked)).diagnoses[0].id == "python-exception-one-rank"
 
 
 def test_a_verdict_on_a_catch_all_line_alone_claims_less_than_one_on_a_signature(engine):

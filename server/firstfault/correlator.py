@@ -646,7 +646,7 @@ def _specific_in_same_block(hypotheses: list[Hypothesis], events: list[Event]) -
         return None
     anchor = failures[0]
     chained = [e.line for e in events if e.pattern.id == CHAINED and e.input_index == anchor.input_index
-               and anchor.line < e.line <= anchor.line + BLOCK_LINES]
+               and anchor.line < e.line <= anchor.line + BLOCK_LINES and _same_rank(e, anchor)]
     # A catch-all whose message is printed below it (mp.spawn's ProcessRaisedException, then the child's traceback)
     # wraps whatever the block under it says.
     below = BLOCK_LINES if anchor.pattern.continuation else CONTINUATION_LINES
@@ -663,10 +663,14 @@ def _specific_in_same_block(hypotheses: list[Hypothesis], events: list[Event]) -
                                                  and any(line < e.line for line in chained)))
                      and EXIT_REPORT not in other.reference.tags)
             if (e.input_index == anchor.input_index and (0 <= distance or after or (either_side and distance < 0))
-                    and abs(distance) <= BLOCK_LINES
-                    and (e.source.rank is None or anchor.source.rank is None or e.source.rank == anchor.source.rank)):
+                    and abs(distance) <= BLOCK_LINES and _same_rank(e, anchor)):
                 return other
     return None
+
+
+def _same_rank(a: Event, b: Event) -> bool:
+    """Two lines that may be one rank's: the same rank, or one of them names none."""
+    return a.source.rank is None or b.source.rank is None or a.source.rank == b.source.rank
 
 
 def _timeout_before_lost_peer(hypotheses: list[Hypothesis]) -> Hypothesis | None:
