@@ -659,9 +659,9 @@ def _specific_in_same_block(hypotheses: list[Hypothesis], events: list[Event]) -
                 continue  # a launcher's teardown after the error is no reason for it
             # A launcher's report below the exception (mpiexec's "rank N exited with code 1") is its aftermath,
             # never the rest of its message.
-            after = ((-below <= distance < 0 or (distance < 0 and other.tier <= top.tier
-                                                 and any(line < e.line for line in chained)))
-                     and EXIT_REPORT not in other.reference.tags)
+            continues = -below <= distance < 0
+            later_in_chain = distance < 0 and other.tier <= top.tier and any(line < e.line for line in chained)
+            after = (continues or later_in_chain) and EXIT_REPORT not in other.reference.tags
             if (e.input_index == anchor.input_index and (0 <= distance or after or (either_side and distance < 0))
                     and abs(distance) <= BLOCK_LINES and _same_rank(e, anchor)):
                 return other

@@ -82,15 +82,21 @@ class Thread:
 
 
 def has_thread_headers(lines: list[str]) -> bool:
-    return any(_GDB_THREAD.match(after_prefixes(line)) or _LLDB_THREAD.match(after_prefixes(line)) for line in lines)
+    return any(_thread_header(line) for line in lines)
+
+
+def _thread_header(line: str) -> re.Match[str] | None:
+    """gdb's or lldb's header above a thread's frames, behind whatever a launcher put in front."""
+    message = after_prefixes(line)
+    return _GDB_THREAD.match(message) or _LLDB_THREAD.match(message)
 
 
 def native_thread(lines: list[str], at: int, bare: bool) -> Thread | None:
     """The thread whose first frame shown is lines[at] (its innermost, #0, or the first a paste kept), from its frames
     and the header a few lines above; None for a frame inside a thread's list. `bare`: no thread headers in `lines`."""
     lldb = _LLDB_FRAME.match(after_prefixes(lines[at])) is not None
-    if not lldb and at > 0 and (_GDB_FRAME.match(after_prefixes(lines[at - 1]).strip())
-                                or after_prefixes(lines[at - 1])[:1].isspace() and lines[at - 1].strip()):
+    above = after_prefixes(lines[at - 1]) if at > 0 else ""
+    if not lldb and (_GDB_FRAME.match(above.strip()) or above[:1].isspace() and lines[at - 1].strip()):
         return None
     frames = _lldb_frames(lines, at) if lldb else _gdb_frames(lines, at)
     if not frames:
@@ -148,7 +154,7 @@ def _header(lines: list[str], at: int) -> tuple[int | None, str, str]:
     """The thread number, process id and thread name from the header just above the frames (gdb may print the stop
     location and its prompt between them)."""
     for back in range(at - 1, max(-1, at - 4), -1):
-        if m := _GDB_THREAD.match(after_prefixes(lines[back])) or _LLDB_THREAD.match(after_prefixes(lines[back])):
+        if m := _thread_header(lines[back]):
             thread = int(m["thread"])
             groups = m.groupdict()
             pid = groups.get("pid") or (groups.get("lwp") if thread == 1 else None) or ""
