@@ -1039,6 +1039,23 @@ def test_an_insufficient_driver_also_offers_a_driver_that_is_not_there_at_all(en
     assert [d.id for d in engine.analyze_text(old).diagnoses] == ["cuda-driver-too-old"]
 
 
+def test_a_verdict_whose_lines_fit_a_common_alternative_as_well_is_not_held_with_confidence(engine):
+    # microsoft/onnxruntime#16307: ONNX Runtime's BFCArena refuses a buffer. The CUDA provider's arena most often, but
+    # the CPU provider's fails with the same words (HaxyMoly/Pangu-Weather-ReadyToGo#11 ran out of RAM), so the GPU
+    # reading leads below 0.6 with the host reading next, however often the line repeats.
+    line = ("Non-zero status code returned while running ReduceSum node. onnxruntime::BFCArena::AllocateRawInternal "
+            "Failed to allocate memory for requested buffer of size 939524096")
+    for text in (line, "\n".join([line] * 3)):
+        first, second = engine.analyze_text(text).diagnoses[:2]
+        assert (first.id, second.id, second.suggested) == ("cuda-oom", "host-allocation-failed", True)
+        assert second.confidence < first.confidence < 0.6
+    # PyTorch's own out-of-memory line names the GPU: nothing else is offered and the verdict keeps its confidence.
+    torch_oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has a total capacity of "
+                 "79.15 GiB of which 141.25 MiB is free. Process 2109115 has 78.99 GiB memory in use.")
+    only = engine.analyze_text(torch_oom).diagnoses
+    assert [d.id for d in only] == ["cuda-oom"] and only[0].confidence >= 0.6
+
+
 REFERENCE = REFERENCE_HEAD + """
 [[patterns]]
 id = "{id}-line"

@@ -51,6 +51,8 @@ FAILED_ONLY = "lists-failed-tasks"
 LAUNCH_COMMAND = "launch-command-node-rank"
 # The most a verdict resting only on catch-all lines (any Python exception, a launcher's "child failed") may claim.
 GENERIC_CONFIDENCE = 0.45
+# A verdict whose own lines fit a common alternative as well (a reference's `suggests`) is not one the log settles.
+OPEN_ALTERNATIVE_CONFIDENCE = 0.55
 
 
 def split_attempts(scans: Iterable[ScanResult]) -> list[Attempt]:
@@ -287,7 +289,11 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     diagnoses = [_verdict(top, hypotheses, events, ranks, present_patterns, world is not None)]
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
-    diagnoses += _suggested(top, diagnoses, references)
+    if suggested := _suggested(top, diagnoses, references):
+        if not diagnoses[0].undetermined:
+            diagnoses[0] = attrs.evolve(diagnoses[0],
+                                        confidence=min(diagnoses[0].confidence, OPEN_ALTERNATIVE_CONFIDENCE))
+        diagnoses += suggested
     diagnoses.sort(key=lambda d: -d.confidence)
     top_diagnosis = diagnoses[0]
     diagnoses[0] = attrs.evolve(top_diagnosis, unexplained=unexplained_lines(events, references.get(UNRECOGNISED)),
@@ -599,9 +605,11 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
 def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str, Reference]) -> list[Diagnosis]:
     """What usually explains the verdict's evidence when the log does not say (the reference's `suggests`): a
     hypothesis at the verdict's place, with the line that would settle it. It ranks below the verdict, except above
-    one that is undetermined: there it is the only cause on offer."""
+    one that is undetermined: there it is the only cause on offer. The verdict it stands beside is held to
+    OPEN_ALTERNATIVE_CONFIDENCE by the caller."""
     verdict, shown = diagnoses[0], {d.reference.id for d in diagnoses}
-    confidence = verdict.confidence + 0.05 if verdict.undetermined else max(0.05, verdict.confidence - 0.2)
+    confidence = (verdict.confidence + 0.05 if verdict.undetermined
+                  else max(0.05, min(verdict.confidence, OPEN_ALTERNATIVE_CONFIDENCE) - 0.2))
     failures = top.failures()
     out = []
     for suggestion in top.reference.suggests:
