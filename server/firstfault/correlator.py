@@ -290,9 +290,7 @@ def diagnose_attempt(attempt: Attempt, references: dict[str, Reference],
     for other in hypotheses[1:]:
         diagnoses.append(_alternative(other, top, diagnoses[0], present_patterns))
     if suggested := _suggested(top, diagnoses, references):
-        if not diagnoses[0].undetermined:
-            diagnoses[0] = attrs.evolve(diagnoses[0],
-                                        confidence=min(diagnoses[0].confidence, OPEN_ALTERNATIVE_CONFIDENCE))
+        diagnoses[0] = _held_open(diagnoses[0])
         diagnoses += suggested
     diagnoses.sort(key=lambda d: -d.confidence)
     top_diagnosis = diagnoses[0]
@@ -602,14 +600,20 @@ def _alternative(h: Hypothesis, top: Hypothesis, verdict: Diagnosis, present: se
     )
 
 
+def _held_open(verdict: Diagnosis) -> Diagnosis:
+    """A verdict whose lines fit a suggested alternative as well, at the confidence the log allows it."""
+    if verdict.undetermined or verdict.confidence <= OPEN_ALTERNATIVE_CONFIDENCE:
+        return verdict
+    return attrs.evolve(verdict, confidence=OPEN_ALTERNATIVE_CONFIDENCE)
+
+
 def _suggested(top: Hypothesis, diagnoses: list[Diagnosis], references: dict[str, Reference]) -> list[Diagnosis]:
     """What usually explains the verdict's evidence when the log does not say (the reference's `suggests`): a
     hypothesis at the verdict's place, with the line that would settle it. It ranks below the verdict, except above
-    one that is undetermined: there it is the only cause on offer. The verdict it stands beside is held to
-    OPEN_ALTERNATIVE_CONFIDENCE by the caller."""
-    verdict, shown = diagnoses[0], {d.reference.id for d in diagnoses}
-    confidence = (verdict.confidence + 0.05 if verdict.undetermined
-                  else max(0.05, min(verdict.confidence, OPEN_ALTERNATIVE_CONFIDENCE) - 0.2))
+    one that is undetermined: there it is the only cause on offer. The caller holds the verdict open beside it
+    (_held_open)."""
+    verdict, shown = _held_open(diagnoses[0]), {d.reference.id for d in diagnoses}
+    confidence = verdict.confidence + 0.05 if verdict.undetermined else max(0.05, verdict.confidence - 0.2)
     failures = top.failures()
     out = []
     for suggestion in top.reference.suggests:
