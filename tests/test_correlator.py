@@ -503,6 +503,14 @@ def test_a_line_that_names_no_rank_takes_it_from_the_same_block(engine):
     assert any("line 2 of the same block names rank 0" in e for e in d.evidence_for)
 
 
+def test_ray_trains_report_of_the_failed_worker_names_the_rank_the_raylet_line_does_not(engine):
+    # ray-project/ray#47461: the raylet reports a worker that died; TorchTrainer names it as worker (world rank) 0.
+    lines = ['(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff3fe85624f7ebc8f28d076a0702000000 Worker ID: fead2dfe78eeee17dd8922f0569f798cf51660782f4222a9acfc8fbe Node ID: 201f2cc4bc593d830338a3ed774649489389d8695222912df0994e79 Worker IP address: 10.0.7.57 Worker port: 10046 Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.',
+             '(TorchTrainer pid=89392) Worker 0 has failed.                                                                                                 ']
+    d = engine.analyze_text("\n".join(lines)).diagnoses[0]
+    assert (d.id, d.initiator.line, d.initiator.rank) == ("ray-actor-died", 1, 0)
+
+
 # A first-failure line that names no rank, and the lines of its block that do (all real, as pasted).
 # modelscope/ms-swift#8378: a device-side assert glued to a tqdm bar; the traceback below it, which no reference
 # explains on its own, is rank 5's.
