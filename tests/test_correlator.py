@@ -375,6 +375,31 @@ def test_a_wrapper_whose_message_is_below_it_yields_to_the_specific_failure_in_t
     assert (d.id, d.initiator.line) == ("nccl-not-built", 9)
 
 
+def test_an_exception_whose_message_is_a_whole_traceback_yields_to_the_failure_at_its_end(engine):
+    # kubeflow/kubeflow#2522: an old DataLoader re-raises its worker's error with the formatted traceback as the
+    # message; the worker's last line, 13 lines below, is the shared-memory failure.
+    paste = [
+        'RuntimeError: Traceback (most recent call last):',
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 138, in _worker_loop',
+        '    samples = collate_fn([dataset[i] for i in batch_indices])',
+        '  File "/opt/conda/lib/python3.6/site-packages/fastai/torch_core.py", line 117, in data_collate',
+        '    return torch.utils.data.dataloader.default_collate(to_data(batch))',
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 232, in default_collate',
+        '    return [default_collate(samples) for samples in transposed]',
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 232, in <listcomp>',
+        '    return [default_collate(samples) for samples in transposed]',
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 207, in default_collate',
+        '    storage = batch[0].storage()._new_shared(numel)',
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/storage.py", line 122, in _new_shared',
+        '    return cls._new_using_fd(size)',
+        'RuntimeError: unable to write to file </torch_1509_1969058146>',
+    ]
+    d = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert (d.id, d.initiator.line) == ("dev-shm-too-small", 14)
+    # Cut before the frames, the wrapper is still a failure, read as a plain exception.
+    assert engine.analyze_text(paste[0]).diagnoses[0].id == "python-exception-one-rank"
+
+
 def test_a_specific_reading_that_needs_another_line_keeps_the_catch_all_reading_where_that_line_is_missing(engine):
     # pyg-team/pytorch_geometric#5340: CUDA's initialization error inside a DataLoader worker is a fork after the parent
     # initialized CUDA. Without the worker's line the same exception line is still a failure, read as a plain
