@@ -36,6 +36,25 @@ TAIL_WRAPPED = [
     "parameters {device(type='cuda', index=0), device(type='cuda', index=1), device(type='cuda', index=2)}.",
 ]
 
+# allenai/open-instruct#165, as pasted from a terminal 94 columns wide: transformers' import error, its reason (a
+# flash-attn build against another torch) on the lines below it, the library's path cut mid-name.
+PATH_CUT = [
+    '  File "/root/miniconda3/envs/rag-demo/lib/python3.10/site-packages/transformers/utils/import_',
+    'utils.py", line 1384, in _get_module',
+    '    raise RuntimeError( ',
+    'RuntimeError: Failed to import transformers.models.opt.modeling_opt because of the following e',
+    'rror (look up to see its traceback):',
+    '/root/miniconda3/envs/rag-demo/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_',
+    '64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi',
+    'ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1',
+]
+# NVIDIA/cuQuantum#77: an exception line, then the launcher's own line; no width is shared, so nothing was cut.
+NOT_CUT = [
+    '  File "cupy_backends/cuda/api/runtime.pyx", line 143, in cupy_backends.cuda.api.runtime.check_status',
+    'cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidResourceHandle: invalid resource handle',
+    'x3005c0s37b0n0.hsn.cm.polaris.alcf.anl.gov: rank 1 exited with code 1',
+]
+
 
 def test_a_message_cut_at_a_space_is_read_on_its_first_line(engine):
     report = engine.analyze_text("\n".join(WORD_WRAPPED))
@@ -91,3 +110,18 @@ near_miss = ["NCCL version 2.19.3+cuda12.0"]
     report = engine.analyze_text("\n".join(WORD_WRAPPED))
     assert "c10d-error-line" in {e.pattern.id for e in report.events}
     assert report.diagnoses[0].id == "collective-timeout"
+
+
+def test_a_message_whose_second_half_also_reads_alone_is_read_from_its_first_line(engine):
+    # The cut half "64-linux-gnu.so: undefined symbol: ..." reads as a library of its own; read from where the
+    # message begins, it is the flash-attn build's path, the reason the exception two lines up gives.
+    report = engine.analyze_text("\n".join(PATH_CUT))
+    top = report.diagnoses[0]
+    assert (top.id, top.initiator.line) == ("extension-abi-mismatch", 6)
+    [event] = [e for e in report.events if e.pattern.reference_id == "extension-abi-mismatch"]
+    assert event.captures["library"].endswith("flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so")
+
+
+def test_a_line_at_no_width_the_paste_shares_is_not_read_with_the_next(engine):
+    report = engine.analyze_text("\n".join(NOT_CUT))
+    assert [e.line for e in report.events if e.pattern.reference_id == "mpirun-rank-signal"] == [3]

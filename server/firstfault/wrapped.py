@@ -5,12 +5,14 @@ width, mid-word ("ProcessGroupNCCL'" / "s watchdog got stuck"), or at a space ("
 collective operation timeout"). A literal the cut falls inside is on neither line, and a message whose fields run on
 ("failed (exitcode: -9) local_rank: " / "0 (pid: 1801442)") loses them. In a paste (an input small enough to be
 one), each long line is read joined with the next, both ways; a match that crosses the cut is an event of the first
-line, and it replaces that line's own reading of the same pattern, which stopped at the cut.
+line, and it replaces that line's own reading of the same pattern, which stopped at the cut, or the second line's,
+which began at it (where the first line is as long as two others: a terminal's width).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from itertools import accumulate
 from typing import Iterable
 
@@ -42,6 +44,7 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
     added: list[Event] = []
     replaced = False
     begun = _tails_begun(matcher, lines)
+    widths = _cut_widths(lines)
     for n, (a, b) in enumerate(zip(lines, lines[1:])):
         if len(a.rstrip()) < MIN_WRAPPED or not b.strip():
             continue
@@ -60,10 +63,19 @@ def wrapped_events(matcher: Matcher, lines: list[str], first: int, scan: ScanRes
             for event in across:
                 key = (event.line, event.pattern.id)
                 at = by_line.get(key)
-                if at is None and event.pattern.id in crossing and (event.line + 1, event.pattern.id) not in by_line:
+                below = by_line.get((event.line + 1, event.pattern.id))
+                if at is None and event.pattern.id in crossing and below is None:
                     added.append(event)
                 elif at is not None and at >= 0 and len(event.captures) > len(scan.events[at].captures):
                     scan.events[at] = attrs.evolve(event, order=scan.events[at].order)
+                    replaced = True
+                elif (at is None and below is not None and below >= 0 and len(a) in widths
+                      and _begins_at_cut(scan.events[below], b)):
+                    # The second line's own reading began where a terminal's cut did: it read the message's tail
+                    # alone (a library path's last part as the library). The message begins on the first line.
+                    scan.recount([event], [scan.events[below]])
+                    scan.events[below] = attrs.evolve(event, order=scan.events[below].order)
+                    by_line[(event.line + 1, event.pattern.id)] = -1
                     replaced = True
                 else:
                     continue
@@ -110,6 +122,17 @@ def _tails_begun(matcher: Matcher, lines: list[str]) -> dict[int, dict[str, int]
         on = begun.setdefault(bisect_right(starts, end) - 1, {})
         on.update((matcher.patterns[i].id, i) for i in indices)
     return begun
+
+
+def _cut_widths(lines: list[str]) -> set[int]:
+    """The lengths at which a terminal cut this paste: one that three or more long lines share exactly."""
+    counts = Counter(len(line) for line in lines if len(line) >= MIN_WRAPPED)
+    return {length for length, n in counts.items() if n >= 3}
+
+
+def _begins_at_cut(event: Event, line: str) -> bool:
+    """The reading starts at the line's first character (past its indentation): where a terminal's cut left it."""
+    return event.col_start <= len(line) - len(line.lstrip())
 
 
 def _on_first_line(event: Event, length: int) -> Event:
