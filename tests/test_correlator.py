@@ -53,6 +53,20 @@ def test_restart_attempts_are_split_and_the_last_one_is_diagnosed(engine):
     assert len(report.attempts) == 2 and "2 attempts found" in report.notes[0]
 
 
+def test_the_agents_restart_line_closes_the_attempt_it_reports_on(engine):
+    # At LOGLEVEL=INFO the agent says why it restarts; the line is the first attempt's last, not the next one's.
+    path = REALRUN / "restart-then-raise-verbose.log"
+    restart = next(n for n, line in enumerate(path.read_text().splitlines(), 1) if "attempts left" in line)
+    report, d = top(engine, path)
+    assert d.id == "gloo-connect-timeout"
+    first, last = report.attempts
+    assert (first.last_line, last.first_line) == (restart, restart + 1)
+    assert first.summary.startswith("Python exception on one rank")
+    # Pasted alone it still says a worker failed, and no more: which one, and why, is above it in the log.
+    alone = engine.analyze_text(path.read_text().splitlines()[restart - 1]).diagnoses[0]
+    assert (alone.id, alone.undetermined) == ("torchelastic-child-failed", True)
+
+
 def test_a_launch_that_failed_on_another_host_is_not_an_attempt_that_ended(engine):
     """colossalai run could not log in to the second host, then started torchrun on its own: that banner is the
     other host starting, not a restart: the traceback that follows is in the same attempt. Real lines:

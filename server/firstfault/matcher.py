@@ -26,8 +26,10 @@ KEEP_PER_KEY = 25
 LOOKBACK_LINES = 60
 
 # Lines that start or end a torchrun attempt; structural, so not part of any reference.
-ATTEMPT_START = ("setting omp_num_threads environment variable for each process",
-                 "will restart worker group")
+ATTEMPT_START = ("setting omp_num_threads environment variable for each process",)
+# The agent's "Worker group FAILED. 3/3 attempts left; will restart worker group": the attempt it reports on ends
+# with it, the next begins on the line after.
+ATTEMPT_NEXT = ("will restart worker group",)
 ATTEMPT_END = ("of binary:",)
 # torchelastic's closing report after the last attempt: "torch.distributed.elastic.multiprocessing.errors.
 # ChildFailedError:" (run.py raises it; the summary of failures follows).
@@ -261,6 +263,8 @@ class Matcher:
             by_literal.setdefault(literal, []).append(-1)
         for literal in ATTEMPT_END:
             by_literal.setdefault(literal, []).append(-2)
+        for literal in ATTEMPT_NEXT:
+            by_literal.setdefault(literal, []).append(-4)
         for literal in FINAL_REPORT:
             by_literal.setdefault(literal, []).append(-3)
         for literal, indices in by_literal.items():
@@ -357,6 +361,8 @@ class Matcher:
                 line = text[start:stop if stop >= 0 else len(text)]
                 if -1 in candidates:
                     result.attempt_starts.append(line_no)
+                if -4 in candidates:
+                    result.attempt_starts.append(line_no + 1)
                 if -2 in candidates and "failed (exitcode" in line:
                     result.attempt_ends.append(line_no)
                 if -3 in candidates:

@@ -61,6 +61,10 @@ SCENARIOS = [
     # attempt (rank 1 raising) is history.
     Scenario("restart-then-raise", "raise", "gloo-connect-timeout", None,
              torchrun_args=("--max-restarts", "1")),
+    # The same at LOGLEVEL=INFO: the agent's "Worker group FAILED. 1/1 attempts left; will restart worker group"
+    # reports on the first attempt and ends it.
+    Scenario("restart-then-raise-verbose", "raise", "gloo-connect-timeout", None, env={"LOGLEVEL": "INFO"},
+             torchrun_args=("--max-restarts", "1")),
     # A second node whose master (node 0, which hosts the TCPStore) never comes up.
     Scenario("master-unreachable", "none", "rendezvous-store-unreachable", None,
              torchrun_args=("--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1",
