@@ -3,6 +3,7 @@ verdict when something else did. Every line here was printed by real software (s
 
 import pytest
 
+from conftest import REALRUN
 from firstfault.annotations import annotate
 from firstfault.lsp.convert import _severity
 from firstfault.matcher import Extent
@@ -42,6 +43,22 @@ CUT_TRACEBACK = [
 ]
 
 
+# intel/ipex-llm#9288, as pasted: two of eight ranks waiting in the store-based barrier, then a traceback the paste
+# cuts before its exception line (the thread's title has it: the barrier timed out).
+BARRIER_THEN_CUT_TRACEBACK = [
+    '2023-10-26 14:48:55,606 - INFO - Waiting in store based barrier to initialize process group for rank: 1, key: store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)',
+    '2023-10-26 14:49:05,483 - INFO - Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)',
+    '2023-10-26 14:49:05,613 - INFO - Waiting in store based barrier to initialize process group for rank: 1, key: store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)',
+    '2023-10-26 14:49:15,492 - INFO - Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)',
+    '2023-10-26 14:49:15,622 - INFO - Waiting in store based barrier to initialize process group for rank: 1, key: store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)',
+    'Traceback (most recent call last):',
+    '  File "/home/ywang30/workspace_bigdl_QloRA/bigdl-qlora-alpaca/finetune.py", line 310, in <module>',
+    '    fire.Fire(train)',
+    '  File "/home/ywang30/miniconda3/envs/bigdl_qlora/lib/python3.9/site-packages/fire/core.py", line 141, in Fire',
+    '    component_trace = _Fire(component, args, parsed_flag_args, context, name)',
+]
+
+
 @pytest.mark.parametrize("lines, line, text", [
     (NCCL_CALLOC, 1, "Failed to CUDA calloc 10485760 bytes"),
     # A site's submit filter refusing the job in its own words (outerloop-science/outerloop#176, as pasted)
@@ -76,6 +93,7 @@ CUT_TRACEBACK = [
       "2       0x7fac7ac7f699 /usr/local/lib/python3.12/dist-packages/tensorrt_llm/libs/libtensorrt_llm.so(+0x1d5e699) "
       "[0x7fac7ac7f699]"], 2, "Assertion failed: Error occurred when running GEMM!"),
 ])
+
 def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, lines, line, text):
     report = engine.analyze_text("\n".join(lines))
     top = report.diagnoses[0]
@@ -164,6 +182,20 @@ def test_an_unexplained_error_line_does_not_silence_a_possible_cause_the_excerpt
     # without the ssh line the error line is the verdict, as before
     assert engine.analyze_text(git).diagnoses[0].id == UNRECOGNISED
 
+
+def test_a_traceback_cut_before_its_exception_line_leaves_the_warning_above_it_where_the_excerpt_ends(engine):
+    top = engine.analyze_text("\n".join(BARRIER_THEN_CUT_TRACEBACK)).diagnoses[0]
+    assert (top.id, top.possible) == ("store-based-barrier-timeout", True)
+    assert any("then a traceback cut before its exception line" in e for e in top.evidence_for)
+
+
+def test_only_a_traceback_without_its_exception_line_is_cut():
+    assert Extent.of_paste(BARRIER_THEN_CUT_TRACEBACK, 1, 10).cut_traceback == 6
+    # A whole one (real torchrun run: rank 1's traceback ends with its ValueError) is what the paste says.
+    whole = (REALRUN / "rank-raises.log").read_text().splitlines()[20:27]
+    assert whole[-1].endswith("ValueError: bad batch at step 3 on rank 1")
+    extent = Extent.of_paste(whole, 21, 7)
+    assert (extent.cut_traceback, extent.last) == (None, 27)
 
 def test_a_specific_reading_of_a_line_printed_as_an_error_is_a_possible_cause_not_an_unrecognised_one(engine):
     # NVIDIA-NeMo/Speech#8637, as pasted: "CUDA error: initialization error" is the fork (cuda-fork-reinit) only beside

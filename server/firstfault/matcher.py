@@ -95,6 +95,10 @@ class Checkpoint:
 # the message of an error or a warning it logs, TCPStore's retry warning among them), behind a launcher's prefix.
 _SAYS_NOTHING = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
                            r"(?:frame #\d+: |Exception raised from \S.* \(most recent call first\):\s*$|$)")
+# A Python traceback that the paste cuts before its exception line says only that something was raised there: its
+# header, then frames, code and carets, all indented (behind a launcher's prefix), to the end of the paste.
+_TRACEBACK_HEADER = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?Traceback \(most recent call last\):?\s*$")
+_TRACEBACK_BODY = re.compile(r"^(?:\[[^\]]{1,40}\]:[ \t]{2,}|[ \t]+)\S|^\s*$")
 
 
 @attrs.frozen
@@ -105,6 +109,7 @@ class Extent:
     lines: int
     said: int
     last: int
+    cut_traceback: int | None = None  # where a traceback the paste cuts before its exception line begins
 
     @classmethod
     def whole(cls, lines: int) -> "Extent":
@@ -112,9 +117,22 @@ class Extent:
 
     @classmethod
     def of_paste(cls, lines: list[str], first: int, count: int) -> "Extent":
-        """`lines` as wrapped.paste_lines gives them, the first numbered `first`; `count`: the input's line count."""
-        said = [first + i for i, line in enumerate(lines) if not _SAYS_NOTHING.match(line)]
-        return cls(count, len(said), said[-1] if said else count)
+        """`lines` as wrapped.paste_lines gives them, the first numbered `first`; `count`: the input's line count.
+        A traceback that runs to the end without its exception line is left out of what the paste says."""
+        cut = _cut_traceback(lines)
+        kept = lines if cut is None else lines[:cut]
+        said = [first + i for i, line in enumerate(kept) if not _SAYS_NOTHING.match(line)]
+        return cls(count, len(said), said[-1] if said else count, None if cut is None else first + cut)
+
+
+def _cut_traceback(lines: list[str]) -> int | None:
+    """The index of the last traceback header when only its frames follow it to the end of the paste."""
+    for i in range(len(lines) - 1, -1, -1):
+        if _TRACEBACK_HEADER.match(lines[i]):
+            return i
+        if not _TRACEBACK_BODY.match(lines[i]):
+            return None
+    return None
 
 
 @attrs.define

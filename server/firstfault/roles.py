@@ -208,10 +208,13 @@ def _why_possible(events: list[Event], extents: dict[int, Extent], unexplained: 
     if extent.said <= EXCERPT_LINES:
         repeated = f", {len(events)} times," if len(events) > 1 else ""
         size = (f"{extent.lines}-line excerpt" if extent.said == extent.lines
-                else f"excerpt ({extent.said} lines that say something: blank lines and C++ backtrace frames left out)")
+                else f"excerpt ({extent.said} lines that say something: blank lines, C++ backtrace frames"
+                     f"{' and a traceback cut before its exception line' if extent.cut_traceback is not None else ''} left out)")
+        cut = (", then a traceback cut before its exception line" if extent.cut_traceback is not None
+               and last.line < extent.cut_traceback else "")
         return (f"this line is {NOT_CONCLUSIVE}; in this {size} "
                 f"it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
-                "and the excerpt ends with it")
+                f"and the excerpt ends with it{cut}")
     if len(events) >= REPEATS_AT_END:
         times = [e.time for e in events if e.time is not None and e.clock == "wall"]
         span = f" over {max(times) - min(times):.0f} s" if len(times) > 1 else ""
