@@ -96,9 +96,9 @@ class Checkpoint:
 _SAYS_NOTHING = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
                            r"(?:frame #\d+: |Exception raised from \S.* \(most recent call first\):\s*$|$)")
 # A Python traceback that the paste cuts before its exception line says only that something was raised there: its
-# header, then frames, code and carets, all indented (behind a launcher's prefix), to the end of the paste.
+# header, then frames, code and carets, all indented deeper than the header (behind a launcher's prefix), to the end.
 _TRACEBACK_HEADER = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?Traceback \(most recent call last\):?\s*$")
-_TRACEBACK_BODY = re.compile(r"^(?:\[[^\]]{1,40}\]:[ \t]{2,}|[ \t]+)\S|^\s*$")
+_PREFIXED = re.compile(r"^(?:\[[^\]]{1,40}\]: ?)?([ \t]*)")
 
 
 @attrs.frozen
@@ -126,13 +126,18 @@ class Extent:
 
 
 def _cut_traceback(lines: list[str]) -> int | None:
-    """The index of the last traceback header when only its frames follow it to the end of the paste."""
+    """The index of the last traceback header when only its frames follow it to the end of the paste: lines indented
+    deeper than the header (an exception line is as deep as its header), or blank."""
     for i in range(len(lines) - 1, -1, -1):
         if _TRACEBACK_HEADER.match(lines[i]):
-            return i
-        if not _TRACEBACK_BODY.match(lines[i]):
-            return None
+            depth = _depth(lines[i])
+            return i if all(not line.strip() or _depth(line) > depth for line in lines[i + 1:]) else None
     return None
+
+
+def _depth(line: str) -> int:
+    """How far a line is indented, behind a launcher's "[rank0]: " prefix."""
+    return len(_PREFIXED.match(line).group(1))
 
 
 @attrs.define
