@@ -196,6 +196,13 @@ def test_only_a_traceback_without_its_exception_line_is_cut():
     assert whole[-1].endswith("ValueError: bad batch at step 3 on rank 1")
     extent = Extent.of_paste(whole, 21, 7)
     assert (extent.cut_traceback, extent.last) == (None, 27)
+    # Behind Horovod's "[0]<stderr>:" label (ludwig-ai/ludwig#1803, the end of the paste): cut after two frames' lines.
+    horovod = [
+        '[0]<stderr>:Traceback (most recent call last):',
+        '[0]<stderr>:  File "/Users/justinzhao/ludwig/tests/integration_tests/scripts/run_train_horovod.py", line 80, in <module>',
+        '[0]<stderr>:    test_horovod_intent_classification(',
+    ]
+    assert Extent.of_paste(horovod, 1, 3).cut_traceback == 1
 
 def test_a_specific_reading_of_a_line_printed_as_an_error_is_a_possible_cause_not_an_unrecognised_one(engine):
     # NVIDIA-NeMo/Speech#8637, as pasted: "CUDA error: initialization error" is the fork (cuda-fork-reinit) only beside

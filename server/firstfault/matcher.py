@@ -10,8 +10,8 @@ from typing import Callable, Iterable, Iterator
 import ahocorasick
 import attrs
 
-from firstfault.context import (EMPTY_SOURCE, Source, flattened_entry_source, is_summary_field, message_end,
-                                message_start, parse_line, parse_time, summary_entry_source)
+from firstfault.context import (EMPTY_SOURCE, Source, after_prefixes, flattened_entry_source, is_summary_field,
+                                message_end, message_start, parse_line, parse_time, summary_entry_source)
 from firstfault.guards import guard
 from firstfault.model import UNRECOGNISED, Pattern
 from firstfault.numbers import bounded
@@ -96,9 +96,8 @@ class Checkpoint:
 _SAYS_NOTHING = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?"
                            r"(?:frame #\d+: |Exception raised from \S.* \(most recent call first\):\s*$|$)")
 # A Python traceback that the paste cuts before its exception line says only that something was raised there: its
-# header, then frames, code and carets, all indented deeper than the header (behind a launcher's prefix), to the end.
-_TRACEBACK_HEADER = re.compile(r"^\s*(?:\[[^\]]{1,40}\]:?\s*)?Traceback \(most recent call last\):?\s*$")
-_PREFIXED = re.compile(r"^(?:\[[^\]]{1,40}\]: ?)?([ \t]*)")
+# header, then frames, code and carets, all indented deeper than the header (behind a launcher's label), to the end.
+_TRACEBACK_HEADER = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
 
 
 @attrs.frozen
@@ -128,16 +127,18 @@ class Extent:
 def _cut_traceback(lines: list[str]) -> int | None:
     """The index of the last traceback header when only its frames follow it to the end of the paste: lines indented
     deeper than the header (an exception line is as deep as its header), or blank."""
+    shallowest = None  # of the lines after the one being looked at
     for i in range(len(lines) - 1, -1, -1):
-        if _TRACEBACK_HEADER.match(lines[i]):
-            depth = _depth(lines[i])
-            return i if all(not line.strip() or _depth(line) > depth for line in lines[i + 1:]) else None
+        said = after_prefixes(lines[i])
+        if not said.strip():
+            continue
+        depth = len(said) - len(said.lstrip())
+        if _TRACEBACK_HEADER.match(said):
+            return i if shallowest is None or depth < shallowest else None
+        if depth == 0:
+            return None  # no header above can be shallower than this line
+        shallowest = depth if shallowest is None else min(shallowest, depth)
     return None
-
-
-def _depth(line: str) -> int:
-    """How far a line is indented, behind a launcher's "[rank0]: " prefix."""
-    return len(_PREFIXED.match(line).group(1))
 
 
 @attrs.define
