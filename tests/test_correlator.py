@@ -1200,6 +1200,36 @@ def test_a_process_holding_ranks_on_several_gpus_lends_a_line_the_rank_of_its_gp
     assert resolve_ranks([*events, anonymous])[-1].source.rank == rank
 
 
+# PKU-YuanGroup/Open-Sora-Plan#386: four local ranks print their shared-memory connections, then rank 0's NCCL kernel
+# launch runs out of memory; no line of the paste is an init line with the rank.
+CONNECTIONS_THEN_WARN = [
+    "ins-7df6eojsifuykig9:3018451:3024010 [0] NCCL INFO Channel 00 : 0[1020] -> 2[1040] via SHM/direct/direct",
+    "ins-7df6eojsifuykig9:3018451:3024010 [0] NCCL INFO Channel 01 : 0[1020] -> 2[1040] via SHM/direct/direct",
+    "ins-7df6eojsifuykig9:3018454:3024009 [3] NCCL INFO Channel 00 : 3[1050] -> 2[1040] via SHM/direct/direct",
+    "ins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'",
+]
+
+
+def test_a_process_takes_the_rank_its_nccl_connection_lines_name_as_their_printer(engine):
+    d = engine.analyze_text("\n".join(CONNECTIONS_THEN_WARN)).diagnoses[0]
+    assert (d.id, d.initiator.rank, d.initiator.pid) == ("cuda-oom", 0, 3018451)
+    # The connection lines themselves name no rank of their own: a "Channel" rank is the communicator's.
+    events = engine.matcher.read_line(CONNECTIONS_THEN_WARN[0], 1, "paste.log", 0, Source())
+    assert [e.source.rank for e in events] == [None]
+
+
+def test_connection_lines_naming_two_ranks_for_one_process_lend_none(engine):
+    # The same process in a second communicator (NVIDIA/nccl#1808's line, moved onto rank 0's host, pid and GPU): its
+    # ranks disagree, so the WARN keeps no rank rather than the last one read.
+    events = [e for i, line in enumerate(CONNECTIONS_THEN_WARN, 1)
+              for e in engine.matcher.read_line(line, i, "paste.log", 0, Source())]
+    other = engine.matcher.read_line("2025-08-12 09:37:14.267026 worker-9 >> :166:1835 [0] NCCL INFO Channel 00/0 : "
+                                     "80[0] -> 87[7] via P2P/CUMEM", 5, "paste.log", 0, Source())[0]
+    moved = attrs.evolve(other, source=events[0].source)
+    assert resolve_ranks(events)[-1].source.rank == 0
+    assert resolve_ranks([*events, moved])[-2].source.rank is None
+
+
 @pytest.mark.parametrize("line, reference", [
     # rosinality/stylegan2-pytorch#233 and microsoft/Swin-Transformer#267: torch.distributed.launch raises with `cmd`
     # left over from its launch loop, the last worker it started, whichever worker died.

@@ -174,6 +174,7 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
             by_local[(s.host, s.local_rank)] = s.rank
         if (named := bounded(e.captures.get("pid"), MAX_PID)) is not None:
             by_pid[(s.host, named)] = s.rank
+    by_connection = _connection_ranks(events)
     hosts_by_local = defaultdict(set)
     for host, local in by_local:
         hosts_by_local[local].add(host)
@@ -190,6 +191,8 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
                 rank = by_pid.get((s.host, pid))
             if rank is None and s.host is None:
                 rank = next((r for (h, p), r in by_pid.items() if p == pid), None)
+            if rank is None and len(printed := by_connection.get((s.host, pid, s.device), ())) == 1:
+                rank, = printed
         if rank is None and s.local_rank is not None:
             rank = by_local.get((s.host, s.local_rank))
             if rank is None and len(hosts_by_local[s.local_rank]) == 1:
@@ -199,6 +202,17 @@ def resolve_ranks(events: list[Event]) -> list[Event]:
             e = attrs.evolve(e, source=attrs.evolve(s, rank=rank, host=host))
         resolved.append(e)
     return resolved
+
+
+def _connection_ranks(events: list[Event]) -> dict[tuple, set[int]]:
+    """The ranks NCCL's connection lines ("Channel 00/0 : 80[0] -> 87[7] via P2P/CUMEM") name as their printer, per
+    (host, pid, GPU). Each is a communicator's rank, so a process in several communicators names several: a line takes
+    one only where they agree."""
+    printed: dict[tuple, set[int]] = defaultdict(set)
+    for e in events:
+        if (rank := bounded(e.captures.get("connection_rank"), MAX_WORLD)) is not None and e.source.pid is not None:
+            printed[(e.source.host, e.source.pid, e.source.device)].add(rank)
+    return printed
 
 
 def _placed_by_launch_command(events: list[Event]) -> list[Event]:
