@@ -93,7 +93,6 @@ BARRIER_THEN_CUT_TRACEBACK = [
       "2       0x7fac7ac7f699 /usr/local/lib/python3.12/dist-packages/tensorrt_llm/libs/libtensorrt_llm.so(+0x1d5e699) "
       "[0x7fac7ac7f699]"], 2, "Assertion failed: Error occurred when running GEMM!"),
 ])
-
 def test_error_lines_no_reference_explains_are_an_unrecognised_failure(engine, lines, line, text):
     report = engine.analyze_text("\n".join(lines))
     top = report.diagnoses[0]
@@ -203,6 +202,7 @@ def test_only_a_traceback_without_its_exception_line_is_cut():
         '[0]<stderr>:    test_horovod_intent_classification(',
     ]
     assert Extent.of_paste(horovod, 1, 3).cut_traceback == 1
+
 
 def test_a_specific_reading_of_a_line_printed_as_an_error_is_a_possible_cause_not_an_unrecognised_one(engine):
     # NVIDIA-NeMo/Speech#8637, as pasted: "CUDA error: initialization error" is the fork (cuda-fork-reinit) only beside

@@ -207,11 +207,13 @@ def _why_possible(events: list[Event], extents: dict[int, Extent], unexplained: 
         return None
     if extent.said <= EXCERPT_LINES:
         repeated = f", {len(events)} times," if len(events) > 1 else ""
+        cut_out = extent.cut_traceback is not None
+        left_out = ("blank lines, C++ backtrace frames and a traceback cut before its exception line" if cut_out
+                    else "blank lines and C++ backtrace frames")
         size = (f"{extent.lines}-line excerpt" if extent.said == extent.lines
-                else f"excerpt ({extent.said} lines that say something: blank lines, C++ backtrace frames"
-                     f"{' and a traceback cut before its exception line' if extent.cut_traceback is not None else ''} left out)")
-        cut = (", then a traceback cut before its exception line" if extent.cut_traceback is not None
-               and last.line < extent.cut_traceback else "")
+                else f"excerpt ({extent.said} lines that say something: {left_out} left out)")
+        cut = (", then a traceback cut before its exception line" if cut_out and last.line < extent.cut_traceback
+               else "")
         return (f"this line is {NOT_CONCLUSIVE}; in this {size} "
                 f"it is the only failure evidence{' a reference explains' if unexplained else ''}{repeated} "
                 f"and the excerpt ends with it{cut}")
