@@ -13,7 +13,8 @@ from firstfault.model import UNRECOGNISED
 
 FAILURE_ROLES = ("cause", "symptom")
 TRACEBACK_HEADER = "traceback-header"
-TRACEBACK = (TRACEBACK_HEADER, "traceback-frame")  # a Python traceback's lines above its exception line
+TRACEBACK_FRAME = "traceback-frame"
+TRACEBACK = (TRACEBACK_HEADER, TRACEBACK_FRAME)  # a Python traceback's lines above its exception line
 # Wrappers a framework prints on the line above the traceback it wraps: part of that traceback's block.
 TRACEBACK_WRAPPERS = ("hydra-job-error",)
 # Catch-all lines that say only that an error is being reported (a traceback's last line, or the WARN above NCCL's

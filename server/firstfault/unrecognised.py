@@ -13,7 +13,7 @@ from firstfault.diagnosis import Diagnosis, Location, clip, lend_rank, rank_rang
 from firstfault.hypothesis import event_key
 from firstfault.matcher import Event
 from firstfault.model import UNRECOGNISED, Reference
-from firstfault.roles import HEADER_ONLY, TRACEBACK, TRACEBACK_HEADER, TRACEBACK_WRAPPERS
+from firstfault.roles import HEADER_ONLY, TRACEBACK, TRACEBACK_FRAME, TRACEBACK_HEADER, TRACEBACK_WRAPPERS
 
 SHOWN_TEMPLATES = 5
 UNEXPLAINED = "no reference in the library explains these"
@@ -111,11 +111,17 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     where = (f"at line {at.line + 1}{rank}, logged under line {at.line}'s message," if logged
              else f"at line {at.line}{rank}")
     cut = f"a Python traceback {where} that the input cuts before its exception line: an exception was raised there"
+    # The traceback runs to the end of the input, so the input's last frame is the deepest call it shows: the exception
+    # was raised in that call or in one below it that the input cuts off.
+    deepest = max((e for e in verdict.events if e.pattern.id == TRACEBACK_FRAME and e.path == at.path
+                   and e.line > at.line), key=lambda e: e.line, default=None)
+    raised_in = (f"the exception was raised in the deepest call the input shows or below it (line {deepest.line}): "
+                 f"{clip(deepest.text[deepest.col_start:], 160)}",) if deepest else ()
     only = " (only what was logged with it)" if logged else ""
     # The unrecognised verdict's "no reference explains these lines" gives way to what the lines are.
     rest = tuple(e for e in verdict.evidence_for if not e.startswith(UNEXPLAINED))
     return attrs.evolve(
-        verdict, reference=exception, evidence_for=(cut, *rest),
+        verdict, reference=exception, evidence_for=(cut, *raised_in, *rest),
         evidence_against=(f"the exception's type and message are not in the input{only}, so neither is what raised "
                           "it; the whole log has them after the last frame",),
         verify=tuple(fill(c, {}, own_inputs(at.path)) for c in exception.verify),
