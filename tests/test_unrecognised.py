@@ -397,21 +397,21 @@ def test_a_traceback_cut_before_its_exception_is_an_exception_whose_message_is_m
 def test_a_cut_traceback_names_the_deepest_call_the_input_shows(engine):
     # huggingface/peft#2603, the paste as shown: rank 1's traceback stops in peft's frames, before the exception.
     paste = [
-        '[rank1]: Traceback (most recent call last):',
+        "[rank1]: Traceback (most recent call last):",
         '[rank1]:   File "/mnt/data/lb/6.5/UniWorld-V1/create_ema_zero3_lora.py", line 249, in <module>',
-        '[rank1]:     ema_model = create_ema_model(',
-        '[rank1]:                 ^^^^^^^^^^^^^^^^^',
+        "[rank1]:     ema_model = create_ema_model(",
+        "[rank1]:                 ^^^^^^^^^^^^^^^^^",
         '[rank1]:   File "/mnt/data/lb/6.5/UniWorld-V1/create_ema_zero3_lora.py", line 196, in create_ema_model',
-        '[rank1]:     model = get_peft_model(model, lora_config)',
-        '[rank1]:             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+        "[rank1]:     model = get_peft_model(model, lora_config)",
+        "[rank1]:             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
         '[rank1]:   File "/usr/local/lib/python3.11/site-packages/peft/mapping_func.py", line 113, in get_peft_model',
-        '[rank1]:     return PeftModel(',
-        '[rank1]:            ^^^^^^^^^^',
+        "[rank1]:     return PeftModel(",
+        "[rank1]:            ^^^^^^^^^^",
         '[rank1]:   File "/usr/local/lib/python3.11/site-packages/peft/peft_model.py", line 134, in __init__',
-        '[rank1]:     self.set_additional_trainable_modules(peft_config, adapter_name)',
+        "[rank1]:     self.set_additional_trainable_modules(peft_config, adapter_name)",
         '[rank1]:   File "/usr/local/lib/python3.11/site-packages/peft/peft_model.py", line 978, in '
-        'set_additional_trainable_modules',
-        '[rank1]:     _set_trainable(',
+        "set_additional_trainable_modules",
+        "[rank1]:     _set_trainable(",
     ]
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]
     assert d.id == "python-exception-one-rank"
