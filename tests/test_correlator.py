@@ -573,6 +573,17 @@ MPI_BANNER_THEN_SRUN = [
     "srun: error: histamine0: task 0: Exited with exit code 16",
     "srun: error: histamine1: task 1: Killed",
 ]
+# lattice/quda#693 (a dev case of the real-log benchmark): a C++ terminate that names no rank, then srun's report of
+# every task: task 0 aborted, the others it killed while aborting the step.
+TERMINATE_THEN_SRUN_TEARDOWN = [
+    "terminate called after throwing an instance of 'thrust::system::system_error'",
+    "  what():  cudaEventSynchronize in future::wait: an illegal memory access was encountered",
+    "srun: error: nid03679: task 0: Aborted",
+    "srun: Terminating job step 7355455.0",
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    "srun: error: nid05031: task 42: Killed",
+    "srun: error: nid06267: task 61: Killed",
+]
 # NVIDIA/nccl-tests#165: nccl-tests names no rank; mpirun names process [[25735,1],1].
 NCCL_TESTS_THEN_MPIRUN = [
     "majidnc24MPTXTH: Test CUDA failure common.cu:892 'invalid device ordinal'",
@@ -629,12 +640,16 @@ DYNAMO_SCHEDULER_DEAD = ["Error: Rank 0 scheduler is dead. Exit code: -6 (SIGABR
     (ASSERT_THEN_TRACEBACK + ["[rank2]: Traceback (most recent call last):"], ("illegal-memory-access", 1, None)),
     # The rank the failing process names under its own "[host:pid]" wins over a launcher's teardown that names others.
     (MPI_BANNER_THEN_SRUN, ("mpi-ucx-peer-unreachable", 1, 0)),
+    # The task that ended on its own, not one srun killed while aborting the step; with only killed tasks, none.
+    (TERMINATE_THEN_SRUN_TEARDOWN, ("illegal-memory-access", 2, 0)),
+    ([line for line in TERMINATE_THEN_SRUN_TEARDOWN if "task 0" not in line], ("illegal-memory-access", 2, None)),
     (NCCL_TESTS_THEN_MPIRUN, ("invalid-device-ordinal", 1, 1)),
     (EXCEPTION_THEN_PALS, ("python-exception-one-rank", 1, 1)),
     (SGLANG_SCHEDULER_DEAD, ("host-oom-kill", 2, 0)),
     (DYNAMO_SCHEDULER_DEAD, ("unrecognised-failure", 1, 0)),
 ], ids=["deepspeed-one-worker", "deepspeed-last-of-two", "unexplained-traceback", "two-ranks-nearby",
-        "own-block-before-teardown", "launcher-names-process", "launcher-report-below", "launcher-names-dead-scheduler",
+        "own-block-before-teardown", "task-that-ended-before-srun-teardown", "only-torn-down-tasks",
+        "launcher-names-process", "launcher-report-below", "launcher-names-dead-scheduler",
         "dead-scheduler-and-status-on-one-line"])
 def test_a_first_failure_that_names_no_rank_takes_it_from_its_block(engine, paste, verdict):
     d = engine.analyze_text("\n".join(paste)).diagnoses[0]

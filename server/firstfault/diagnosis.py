@@ -75,6 +75,9 @@ def process_id(event: Event) -> int | None:
     return event.source.pid if event.source.pid is not None else bounded(event.captures.get("pid"), MAX_PID)
 
 
+TEARDOWN_STATUSES = frozenset({"Killed", "Terminated"})
+
+
 def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
     """A rank for a line that names none, from lines of the same failure nearby (same input, within a block's
     reach) when they all name one and the same rank — as the printer's rank, or as the rank a launcher names
@@ -89,7 +92,11 @@ def lend_rank(place: Location, others: list[Event]) -> tuple[int, int] | None:
     own = [(r, e) for r, e in named if place.pid is not None and process_id(e) == place.pid
            and e.source.host == place.host]
     same = [(r, e) for r, e in named if place.reference_id and e.reference_id == place.reference_id]
-    for candidates in (own, same, named):
+    # srun reports every task of the step as it ends: the tasks it killed while aborting the step are not the failure,
+    # so a task that ended otherwise ("task 0: Aborted" above "task 42: Killed") is the one that failed.
+    not_torn_down = [(r, e) for r, e in named
+                     if e.captures.get("status") not in TEARDOWN_STATUSES or blamed_rank(e) is not None]
+    for candidates in (own, same, not_torn_down, named):
         if len({r for r, _ in candidates}) == 1:
             rank, nearest = min(candidates, key=lambda pair: abs(pair[1].line - place.line))
             return rank, nearest.line
