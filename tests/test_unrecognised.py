@@ -292,6 +292,17 @@ def test_repeated_lines_collapse_into_one_template(engine):
     assert top.unexplained == ("NCCL WARN Cuda failure 1 'invalid argument' ×2 (line 1)",)
 
 
+def test_a_coloured_error_line_is_quoted_from_where_its_message_starts(engine):
+    # huggingface/text-generation-inference#467: the launcher's coloured error line (the columns of the line the file
+    # holds count the escapes; the quote is cut from the line without them).
+    paste = ["\x1b[2m2023-06-16T12:57:41.398047Z\x1b[0m \x1b[31mERROR\x1b[0m \x1b[2mtext_generation_launcher\x1b[0m"
+             "\x1b[2m:\x1b[0m Shard 3 failed to start:",
+             "Error: ShardCannotStart"]
+    top = engine.analyze_text("\n".join(paste)).diagnoses[0]
+    assert top.id == UNRECOGNISED
+    assert top.evidence_for[0].endswith("line 1 on rank 3: text_generation_launcher: Shard 3 failed to start:")
+
+
 def test_the_editor_shows_an_unrecognised_first_failure_as_a_warning(engine):
     report = engine.analyze_text("\n".join(NCCL_CALLOC))
     first = next(n for n in annotate(report, engine.library.references)[0] if n.kind == "initiator")

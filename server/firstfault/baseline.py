@@ -77,8 +77,7 @@ def template(event: Event) -> tuple[str, str]:
 
 def message(event: Event) -> str:
     """The line from where its pattern matched: who printed it and when stay out."""
-    start = max(event.col_start if event.col_start < len(event.text) else 0, message_start(event.text))
-    return event.text[start:].strip()
+    return event.text[max(event.match_column, message_start(event.text)):].strip()
 
 
 class PhaseTracker:

@@ -63,6 +63,20 @@ class Event:
     in_baseline: bool = False
     # No time of its own: the wall time of the next line of its input that has one, which it came before.
     before: float | None = None
+    # Where the match starts in `text` when that is not col_start: col_start counts in the line the file holds,
+    # `text` is the line without its colour escapes.
+    text_start: int | None = None
+
+    @property
+    def match_column(self) -> int:
+        """Where the match starts in `text` (0 when that is past the text kept)."""
+        start = self.col_start if self.text_start is None else self.text_start
+        return start if start < len(self.text) else 0
+
+    @property
+    def matched_text(self) -> str:
+        """The line from where its pattern matched."""
+        return self.text[self.match_column:]
 
     @property
     def role(self) -> str:
@@ -430,7 +444,7 @@ class Matcher:
                         pattern, input_index, path, line_no,
                         _column(original, line, m.start()), _column(original, line, m.end()),
                         line[:MAX_TEXT], source, time, clock, inferred and time is not None,
-                        captures, order, root_cause))
+                        captures, order, root_cause, text_start=None if original is line else m.start()))
             breaks = chunk.line_breaks(counted)
             result.lines = chunk.first_line + breaks - (1 if chunk.text.endswith("\n") else 0)
             if on_chunk:

@@ -153,7 +153,8 @@ def to_partial(result: ScanResult, matcher: Matcher) -> dict[str, Any]:
         "lines": result.lines,
         "lead": result.lead,
         "events": [[index[id(e.pattern)], e.line, e.col_start, e.col_end, e.text, list(attrs.astuple(e.source)),
-                    e.time, e.clock, e.time_inferred, e.captures, e.in_root_cause_entry] for e in result.events],
+                    e.time, e.clock, e.time_inferred, e.captures, e.in_root_cause_entry, e.text_start]
+                   for e in result.events],
         "counts": [[pid, list(attrs.astuple(source)), n] for (pid, source), n in result.counts.items()],
         "attempt_starts": result.attempt_starts,
         "attempt_ends": result.attempt_ends,
@@ -174,8 +175,9 @@ def from_partial(partial: dict[str, Any], matcher: Matcher, path: str, input_ind
     for i, origin in partial["slow"]:
         matcher.slow.setdefault(i, origin)
     events = [Event(matcher.patterns[p], input_index, path, line, start, end, text, Source(*source), time, clock,
-                    inferred, captures, 0, root_cause)
-              for p, line, start, end, text, source, time, clock, inferred, captures, root_cause in partial["events"]]
+                    inferred, captures, 0, root_cause, text_start=text_start)
+              for p, line, start, end, text, source, time, clock, inferred, captures, root_cause, text_start
+              in partial["events"]]
     checkpoints = [Checkpoint(offset, first_line, 0, events_before, _counts(counts_then), starts, ends, reports,
                               events_before, tuple((i, prefix) for i, prefix in awaiting))
                    for offset, first_line, events_before, counts_then, starts, ends, reports, awaiting

@@ -49,7 +49,7 @@ def templates(events: list[Event]) -> list[Template]:
 
 def _shown_text(event: Event) -> str:
     """The message from where the pattern matched: prefixes (rank, host, timestamps) stay out of the template."""
-    return event.text[event.col_start:].strip() if 0 < event.col_start < len(event.text) else event.text.strip()
+    return event.matched_text.strip()
 
 
 def unrecognised_verdict(reference: Reference, failures: list[Event], events: list[Event]) -> Diagnosis:
@@ -116,7 +116,7 @@ def cut_traceback_verdict(verdict: Diagnosis, exception: Reference) -> Diagnosis
     deepest = max((e for e in verdict.events if e.pattern.id == TRACEBACK_FRAME and e.path == at.path
                    and e.line > at.line), key=lambda e: e.line, default=None)
     raised_in = (f"the exception was raised in the deepest call the input shows or below it (line {deepest.line}): "
-                 f"{clip(deepest.text[deepest.col_start:], 160)}",) if deepest else ()
+                 f"{clip(deepest.matched_text, 160)}",) if deepest else ()
     only = " (only what was logged with it)" if logged else ""
     # The unrecognised verdict's "no reference explains these lines" gives way to what the lines are.
     rest = tuple(e for e in verdict.evidence_for if not e.startswith(UNEXPLAINED))
