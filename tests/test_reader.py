@@ -63,6 +63,25 @@ def test_strip_escapes_maps_columns_back_to_the_original():
     assert original[columns[0]] == "N"
 
 
+# huggingface/text-generation-inference#467 (a dev case of the real-log benchmark): the launcher's coloured log as
+# rsyslog wrote it ("#033" for ESC); the same codes with the ESC lost in a paste, and as `cat -v` shows them.
+TGI_SYSLOG = ("#033[2m2023-06-16T12:57:41.398047Z#033[0m #033[31mERROR#033[0m #033[2mtext_generation_launcher#033[0m"
+              "#033[2m:#033[0m Shard 3 failed to start:")
+TGI_CLEAN = "2023-06-16T12:57:41.398047Z ERROR text_generation_launcher: Shard 3 failed to start:"
+
+
+@pytest.mark.parametrize("original", [TGI_SYSLOG, TGI_SYSLOG.replace("#033", ""), TGI_SYSLOG.replace("#033", "^[")],
+                         ids=["rsyslog-octal", "esc-lost", "caret-notation"])
+def test_colour_codes_whose_escape_was_rewritten_or_lost_are_removed(original):
+    clean, columns = strip_escapes(original)
+    assert clean == TGI_CLEAN
+    assert original[columns[clean.index("Shard")]:].startswith("Shard")
+
+
+def test_a_bracketed_code_without_a_reset_on_its_line_stays_text():
+    assert strip_escapes("eta [3m20s]")[0] == "eta [3m20s]"
+
+
 def test_ascii_lower_keeps_positions_for_non_ascii_text():
     text = "İstanbul NCCL WARN"
     assert len(ascii_lower(text)) == len(text)
@@ -87,7 +106,8 @@ def test_unreadable_inputs_raise_a_clear_error(tmp_path, make, message):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["a", "bc", " ", "\x1b[31m", "\x1b[0m", "\x1b]633;A\x07", "\x1b[1;32m"]), max_size=30))
+@given(st.lists(st.sampled_from(["a", "bc", " ", "\x1b[31m", "\x1b[0m", "\x1b]633;A\x07", "\x1b[1;32m", "#033[2m",
+                                 "^[[1m", "[0m"]), max_size=30))
 def test_a_column_maps_back_as_the_full_column_map_says(pieces):
     """original_column walks the escapes only; strip_escapes' map, one entry per character, is the reference."""
     original = "".join(pieces)

@@ -26,8 +26,14 @@ CHUNK_BYTES = 4 * 1024 * 1024
 # An edited buffer is scanned again from the last chunk before its first change: smaller chunks make an append to a
 # live log cost less (1 MiB appended to 50 MiB: 62 -> 25 ms of scanning).
 TEXT_CHUNK_BYTES = 1024 * 1024
-# CSI sequences, OSC sequences ended by BEL or ST (VS Code's 633 shell integration), and 2-byte escapes.
-_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# CSI sequences, OSC sequences ended by BEL or ST (VS Code's 633 shell integration), and 2-byte escapes; then what is
+# left of colour codes whose ESC a log pipeline rewrote or dropped: rsyslog's octal "#033[31m", `cat -v`'s "^[[31m",
+# and the bare "[31m ... [0m" of a paste that lost the ESC character (glued to the text they colour, they hide it
+# from the patterns: "[31mERROR[0m" has no word boundary before ERROR). Bare codes are removed only from text that
+# holds a reset "[0m", so that a "[3m" elsewhere stays text.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
+                     r"|(?:#033|\^\[)\[[0-?]*[ -/]*[@-~]|\[[0-9;]{0,15}m(?!\])")
+_ESCAPE_MARKS = ("\x1b", "#033[", "^[[", "[0m")
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
 
 
@@ -82,9 +88,13 @@ def _nth_line(text: str, index: int) -> str:
     return text[start:stop if stop >= 0 else len(text)]
 
 
+def has_escapes(text: str) -> bool:
+    return any(mark in text for mark in _ESCAPE_MARKS)
+
+
 def strip_escapes(line: str) -> tuple[str, list[int]]:
     """Remove escapes; also return, for each kept character, its column in the original line."""
-    if "\x1b" not in line:
+    if not has_escapes(line):
         return line, list(range(len(line) + 1))
     kept: list[str] = []
     columns: list[int] = []
@@ -257,7 +267,7 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int | None = None, offset: int = 
         if first:
             original = original.removeprefix("\ufeff")
             first = False
-        cleaned = _ESCAPE.sub("", original) if "\x1b" in original else original
+        cleaned = _ESCAPE.sub("", original) if has_escapes(original) else original
         if cleaned:
             chunk = Chunk(cleaned, line, original, consumed, clean)
             yield chunk
