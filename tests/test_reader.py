@@ -113,6 +113,7 @@ def test_a_column_maps_back_as_the_full_column_map_says(pieces):
     original = "".join(pieces)
     clean, columns = strip_escapes(original)
     assert [original_column(original, i) for i in range(len(clean) + 1)] == columns
+    assert [original_column(original, i, clean) for i in range(len(clean) + 1)] == columns
 
 
 @pytest.mark.parametrize("parts", [("ab\nc", "d\n", "ef\n"), ("é\nab", "c\n", "\u0130x\n"), ("", "a\n")])

@@ -502,4 +502,4 @@ class Matcher:
 
 def _column(original: str, line: str, column: int) -> int:
     """A position in the escape-free line, as a column of the line the file holds."""
-    return column if original is line else original_column(original, min(column, len(line)))
+    return column if original is line else original_column(original, min(column, len(line)), line)

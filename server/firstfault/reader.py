@@ -26,14 +26,17 @@ CHUNK_BYTES = 4 * 1024 * 1024
 # An edited buffer is scanned again from the last chunk before its first change: smaller chunks make an append to a
 # live log cost less (1 MiB appended to 50 MiB: 62 -> 25 ms of scanning).
 TEXT_CHUNK_BYTES = 1024 * 1024
-# CSI sequences, OSC sequences ended by BEL or ST (VS Code's 633 shell integration), and 2-byte escapes; then what is
-# left of colour codes whose ESC a log pipeline rewrote or dropped: rsyslog's octal "#033[31m", `cat -v`'s "^[[31m",
-# and the bare "[31m ... [0m" of a paste that lost the ESC character (glued to the text they colour, they hide it
-# from the patterns: "[31mERROR[0m" has no word boundary before ERROR). Bare codes are removed only from text that
-# holds a reset "[0m", so that a "[3m" elsewhere stays text.
-_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
-                     r"|(?:#033|\^\[)\[[0-?]*[ -/]*[@-~]|\[[0-9;]{0,15}m(?!\])")
-_ESCAPE_MARKS = ("\x1b", "#033[", "^[[", "[0m")
+# CSI sequences, OSC sequences ended by BEL or ST (VS Code's 633 shell integration), and 2-byte escapes.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# What is left of colour codes whose ESC a log pipeline rewrote or dropped: rsyslog's octal "#033[31m", `cat -v`'s
+# "^[[31m", and the bare "[31m ... [0m" of a paste that lost the ESC character (glued to the text they colour, they hide
+# it from the patterns: "[31mERROR[0m" has no word boundary before ERROR). Bare codes are removed only from a line that
+# holds a reset, so that a "[3m" elsewhere stays text. A chunk is looked at for them only where its first
+# RESIDUE_SAMPLE characters hold one (a log's lines are coloured alike): three substring searches over every chunk
+# cost a third of a plain log's scan.
+RESIDUE_SAMPLE = 64 * 1024
+_RESIDUE = re.compile(r"(?:#033|\^\[)\[[0-?]*[ -/]*[@-~]|\[[0-9;]{0,15}m(?!\])")
+_RESIDUE_MARKS = ("#033[", "^[[", "[0m")
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
 
 
@@ -88,31 +91,55 @@ def _nth_line(text: str, index: int) -> str:
     return text[start:stop if stop >= 0 else len(text)]
 
 
-def has_escapes(text: str) -> bool:
-    return any(mark in text for mark in _ESCAPE_MARKS)
+def without_escapes(text: str) -> str:
+    """Text without escapes, and without the residues of colour codes where the first RESIDUE_SAMPLE characters show
+    some; `text` itself where nothing was removed."""
+    if "\x1b" in text:
+        text = _ESCAPE.sub("", text)
+    if not _has_residue(text[:RESIDUE_SAMPLE]):
+        return text
+    return "\n".join(_RESIDUE.sub("", line) if _has_residue(line) else line for line in text.split("\n"))
+
+
+def _has_residue(text: str) -> bool:
+    return any(mark in text for mark in _RESIDUE_MARKS)
 
 
 def strip_escapes(line: str) -> tuple[str, list[int]]:
-    """Remove escapes; also return, for each kept character, its column in the original line."""
-    if not has_escapes(line):
-        return line, list(range(len(line) + 1))
+    """Remove escapes and their residues; also return, for each kept character, its column in the original line."""
+    text, columns = _strip(_ESCAPE, line, list(range(len(line) + 1))) if "\x1b" in line else (line, None)
+    if _has_residue(text):
+        text, columns = _strip(_RESIDUE, text, columns if columns is not None else list(range(len(text) + 1)))
+    return text, columns if columns is not None else list(range(len(line) + 1))
+
+
+def _strip(escape: re.Pattern[str], line: str, columns: list[int]) -> tuple[str, list[int]]:
     kept: list[str] = []
-    columns: list[int] = []
+    kept_columns: list[int] = []
     pos = 0
-    for m in _ESCAPE.finditer(line):
+    for m in escape.finditer(line):
         kept.append(line[pos:m.start()])
-        columns.extend(range(pos, m.start()))
+        kept_columns.extend(columns[pos:m.start()])
         pos = m.end()
     kept.append(line[pos:])
-    columns.extend(range(pos, len(line) + 1))
-    return "".join(kept), columns
+    kept_columns.extend(columns[pos:])
+    return "".join(kept), kept_columns
 
 
-def original_column(original: str, column: int) -> int:
+def original_column(original: str, column: int, line: str | None = None) -> int:
     """The column in `original` (a line with escapes) of the character at `column` once they are removed; the
-    cost is the number of escapes, not the length of the line (a 4 MiB coloured line built a 4 M-entry map)."""
+    cost is the number of escapes, not the length of the line (a 4 MiB coloured line built a 4 M-entry map).
+    `line`: the line as the chunk holds it, which says whether its residues were removed (as strip_escapes would,
+    where not given)."""
+    escapes_removed = _ESCAPE.sub("", original) if "\x1b" in original else original
+    if (len(escapes_removed) != len(line)) if line is not None else _has_residue(escapes_removed):
+        column = _column_before(_RESIDUE, escapes_removed, column)
+    return _column_before(_ESCAPE, original, column) if escapes_removed is not original else column
+
+
+def _column_before(escape: re.Pattern[str], text: str, column: int) -> int:
     removed = 0
-    for m in _ESCAPE.finditer(original):
+    for m in escape.finditer(text):
         if m.start() - removed > column:
             break
         removed += m.end() - m.start()
@@ -267,7 +294,7 @@ def iter_chunks(stream: BinaryIO, chunk_bytes: int | None = None, offset: int = 
         if first:
             original = original.removeprefix("\ufeff")
             first = False
-        cleaned = _ESCAPE.sub("", original) if has_escapes(original) else original
+        cleaned = without_escapes(original)
         if cleaned:
             chunk = Chunk(cleaned, line, original, consumed, clean)
             yield chunk
