@@ -126,13 +126,12 @@ def _strip(escape: re.Pattern[str], line: str, columns: list[int]) -> tuple[str,
     return "".join(kept), kept_columns
 
 
-def original_column(original: str, column: int, line: str | None = None) -> int:
-    """The column in `original` (a line with escapes) of the character at `column` once they are removed; the
-    cost is the number of escapes, not the length of the line (a 4 MiB coloured line built a 4 M-entry map).
-    `line`: the line as the chunk holds it, which says whether its residues were removed (as strip_escapes would,
-    where not given)."""
+def original_column(original: str, column: int, line: str) -> int:
+    """The column in `original` (a line with escapes) of the character at `column` of `line`, the same line as the
+    chunk holds it (whether its residues were removed is the chunk's choice); the cost is the number of escapes, not
+    the length of the line (a 4 MiB coloured line built a 4 M-entry map)."""
     escapes_removed = _ESCAPE.sub("", original) if "\x1b" in original else original
-    if (len(escapes_removed) != len(line)) if line is not None else _has_residue(escapes_removed):
+    if len(escapes_removed) != len(line):
         column = _column_before(_RESIDUE, escapes_removed, column)
     return _column_before(_ESCAPE, original, column) if escapes_removed is not original else column
 
