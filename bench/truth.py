@@ -4,6 +4,8 @@
     python bench/truth.py --misses test     # also list the test split's misses (measure only: never tune on them)
     python bench/truth.py --check           # exit 1 when a figure is worse than bench/truth/baseline.json
     python bench/truth.py --update-baseline # store today's figures as the baseline
+    python bench/truth.py --save-dev a.json # keep each dev case's verdict, then after a change:
+    python bench/truth.py --diff-dev a.json # list the dev cases whose verdict moved, better or worse
 
 Each case is bench/truth/cases/<id>.log (the paste, exactly as posted) and <id>.toml (its thread and label);
 bench/truth/README.md says how cases are chosen and labelled. The split is fixed by a hash of the thread's URL,
@@ -253,6 +255,33 @@ def _with_confident(figures: dict[str, list[int]]) -> dict[str, list[int]]:
     return {**figures, "confident_false_alarms": [alarms - possible, total]}
 
 
+def verdicts(outcomes: list[Outcome]) -> dict[str, dict[str, Any]]:
+    """Each case's verdict, to compare two engines or libraries case by case (dev only: test is measured, not read)."""
+    return {o.case.id: {"ids": list(o.ids[:3]), "rank": o.rank, "confidence": o.confidence, "possible": o.possible,
+                        "cause": o.case.cause, "first_rank": o.case.first_rank} for o in outcomes}
+
+
+def moved(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[str]:
+    """The cases whose top verdict, rank or confidence changed, each marked better, worse or moved."""
+    def right(v: dict[str, Any]) -> tuple[bool, bool]:
+        top = v["ids"][0] if v["ids"] else None
+        cause_right = top is None if v["cause"] == "none" else (top is not None if v["cause"] == "unknown"
+                                                                 else top == v["cause"])
+        return cause_right, v["first_rank"] is None or v["rank"] == v["first_rank"]
+
+    rows = []
+    for case_id in sorted(before.keys() & after.keys()):
+        old, new = before[case_id], after[case_id]
+        if (old["ids"][:1], old["rank"], old["confidence"]) == (new["ids"][:1], new["rank"], new["confidence"]):
+            continue
+        was, now = right(old), right(new)
+        mark = "better" if now > was and all(n >= w for n, w in zip(now, was)) else (
+            "worse" if any(n < w for n, w in zip(now, was)) else "moved")
+        show = lambda v: f"{v['ids'][0] if v['ids'] else '-'}@{v['confidence']} rank {v['rank']}"  # noqa: E731
+        rows.append(f"  {mark:6} {case_id:12} want {old['cause']}: {show(old)} -> {show(new)}")
+    return rows
+
+
 def leaked_test_urls(cases: list[Case]) -> list[str]:
     """Test-split threads that a signature file cites: they are left out of the figures."""
     cited = set()
@@ -267,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", choices=("dev", "test", "both", "none"), default="dev")
     parser.add_argument("--check", action="store_true", help="fail when a figure is worse than the baseline")
     parser.add_argument("--update-baseline", action="store_true")
+    parser.add_argument("--save-dev", type=Path, metavar="FILE", help="write each dev case's verdict to FILE")
+    parser.add_argument("--diff-dev", type=Path, metavar="FILE", help="list dev verdicts that moved since FILE")
     args = parser.parse_args(argv)
 
     from firstfault.loader import load_library
@@ -300,6 +331,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses != "both" and args.misses != "test":
         test_misses = len(misses([o for o in outcomes if o.case.split == "test"]))
         print(f"\ntest: {test_misses} cases with a miss (listed with --misses test; measure on them, never tune)")
+
+    dev = verdicts([o for o in outcomes if o.case.split == "dev"])
+    if args.save_dev:
+        args.save_dev.write_text(json.dumps(dev, indent=1) + "\n")
+    if args.diff_dev:
+        rows = moved(json.loads(args.diff_dev.read_text()), dev)
+        print(f"\ndev verdicts moved since {args.diff_dev} ({len(rows)}):")
+        print("\n".join(rows) if rows else "  none")
 
     if args.update_baseline:
         BASELINE.write_text(json.dumps(per_split, indent=2) + "\n")
