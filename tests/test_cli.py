@@ -56,7 +56,7 @@ def test_brief_prints_one_line_per_diagnosis(capsys):
     lines = out.splitlines()
     assert code == 1 and len(lines) == 3
     assert lines[0] == ("first failure: CUDA out of memory on one rank [cuda-oom] · rank 2 on gpu-node-a · "
-                        f"{CASCADE}:32 · confidence 0.75")
+                        f"{CASCADE}:32 · confidence 0.60")
     assert all(line.startswith("other hypothesis: ") for line in lines[1:])
 
 

@@ -25,6 +25,16 @@ def test_cascade_names_the_oom_rank_host_and_line_and_lists_the_collateral(engin
     assert timeouts.confidence < d.confidence and "collateral" in timeouts.evidence_against[0]
 
 
+def test_collateral_lifts_a_weak_reading_but_never_a_signature_above_its_own_confidence(engine):
+    # A signature's verdict is as sure alone as with lines that fit as its consequences (the log may hold the real
+    # start among them): the cascade's OOM stays at 0.6. A SIGKILL that explains twelve peers' lost connections is
+    # likelier than one alone, up to that level.
+    _, oom = top(engine, EXAMPLES / "oom-cascade" / "train.log")
+    _, killed = top(engine, REALRUN / "rank-sigkill.log")
+    assert oom.id == "cuda-oom" and oom.collateral and oom.confidence == pytest.approx(0.6)
+    assert killed.id == "host-oom-kill" and killed.collateral and killed.confidence == pytest.approx(0.55)
+
+
 def test_silent_rank_is_the_suspect_when_all_others_time_out(engine):
     _, d = top(engine, REALRUN / "rank-hangs.log")
     assert (d.id, d.initiator.rank, d.undetermined) == ("collective-timeout", 1, False)

@@ -539,7 +539,10 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         else:
             which = f"{count} later line(s)"
         evidence_for.append(f"{which} are explained as its collateral ({', '.join(_titles(explained)) or 'teardown'})")
-        confidence += 0.15
+        # Lines that fit as its consequences make a weak reading likelier (dev split: 0.4 verdicts with collateral
+        # were right 90% of the time, without it 77%), but never a signature's own: 0.6 verdicts with collateral
+        # were right 95% of the time, alone 98%, since another failure line in the log may be the real start.
+        confidence = min(confidence + 0.15, max(confidence, 0.6))
     evidence_for.extend(_root_cause_remark(events, initiator))
     for e in top.events:
         if reason := e.captures.get("continuation"):
