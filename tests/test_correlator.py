@@ -53,6 +53,8 @@ def test_odd_rank_out_of_mismatched_fingerprints_is_the_culprit(engine):
 def test_when_every_rank_times_out_the_verdict_is_undetermined_with_next_checks(engine):
     _, d = top(engine, REALRUN / "mismatch-plain.log")
     assert d.undetermined and d.initiator is None and d.confidence < 0.5
+    # No first line is named, yet the command that lines the ranks up still runs on the log the user gave.
+    assert [c.argv[-1] for c in d.verify] == [str(REALRUN / "mismatch-plain.log")] and d.verify[0].complete
     assert any("TORCH_DISTRIBUTED_DEBUG=DETAIL" in c for c in d.next_checks)
 
 

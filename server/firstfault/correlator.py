@@ -579,7 +579,9 @@ def _verdict(top: Hypothesis, hypotheses: list[Hypothesis], events: list[Event],
         collateral_total=len(collateral_events),
         evidence_for=tuple(evidence_for),
         evidence_against=tuple(evidence_against),
-        verify=tuple(fill(c, captures, own_inputs(initiator.path if initiator else None)) for c in top.reference.verify
+        # An undetermined verdict names no first line, but its commands still search the log the failures are in.
+        verify=tuple(fill(c, captures, own_inputs(initiator.path if initiator else failures[0].path))
+                     for c in top.reference.verify
                      if c.fits({e.pattern.id for e in top.events})),
         undetermined=undetermined,
         possible=possible,
