@@ -269,15 +269,19 @@ def moved(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -
                                                                  else top == v["cause"])
         return cause_right, v["first_rank"] is None or v["rank"] == v["first_rank"]
 
+    def show(v: dict[str, Any]) -> str:
+        return f"{v['ids'][0] if v['ids'] else '-'}@{v['confidence']} rank {v['rank']}"
+
     rows = []
     for case_id in sorted(before.keys() & after.keys()):
         old, new = before[case_id], after[case_id]
         if (old["ids"][:1], old["rank"], old["confidence"]) == (new["ids"][:1], new["rank"], new["confidence"]):
             continue
         was, now = right(old), right(new)
-        mark = "better" if now > was and all(n >= w for n, w in zip(now, was)) else (
-            "worse" if any(n < w for n, w in zip(now, was)) else "moved")
-        show = lambda v: f"{v['ids'][0] if v['ids'] else '-'}@{v['confidence']} rank {v['rank']}"  # noqa: E731
+        if any(n < w for n, w in zip(now, was)):
+            mark = "worse"
+        else:
+            mark = "better" if now != was else "moved"
         rows.append(f"  {mark:6} {case_id:12} want {old['cause']}: {show(old)} -> {show(new)}")
     return rows
 
